@@ -1,0 +1,535 @@
+//! RecordBatch v2: header parsing, CRC-32C, building and decoding (Kafka's `DefaultRecordBatch`).
+//!
+//! All integers in the header are big-endian; records inside use zigzag varints. The CRC covers
+//! bytes 21 to the end, so the base offset (0..8) and partition leader epoch (12..16) can be
+//! patched after a batch is built without recomputing it.
+
+use super::varint::{get_varint, get_varlong, put_varint, put_varlong, varlong_size};
+use super::{Compression, Header, Record, RecordError, TimestampType};
+
+/// Bytes before the records: the batch header.
+pub const BATCH_OVERHEAD: usize = 61;
+/// Base offset plus length: the bytes not counted by the length field.
+pub const LOG_OVERHEAD: usize = 12;
+/// The smallest legal length field (Kafka's `RECORD_OVERHEAD_V0`).
+const MIN_LENGTH_FIELD: i32 = 14;
+const CRC_OFFSET: usize = 17;
+const ATTRIBUTES_OFFSET: usize = 21;
+const MAGIC: i8 = 2;
+/// Upper bound for a decompressed records section.
+const MAX_DECOMPRESSED: usize = 256 * 1024 * 1024;
+
+const TIMESTAMP_TYPE_BIT: i16 = 0x08;
+const TRANSACTIONAL_BIT: i16 = 0x10;
+const CONTROL_BIT: i16 = 0x20;
+
+/// The fixed 61-byte header of a batch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchHeader {
+    pub base_offset: i64,
+    pub length: i32,
+    pub partition_leader_epoch: i32,
+    pub magic: i8,
+    pub crc: u32,
+    pub attributes: i16,
+    pub last_offset_delta: i32,
+    pub base_timestamp: i64,
+    pub max_timestamp: i64,
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub base_sequence: i32,
+    pub records_count: i32,
+}
+
+fn be_i64(b: &[u8], at: usize) -> i64 {
+    i64::from_be_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+fn be_i32(b: &[u8], at: usize) -> i32 {
+    i32::from_be_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+fn be_i16(b: &[u8], at: usize) -> i16 {
+    i16::from_be_bytes(b[at..at + 2].try_into().expect("2 bytes"))
+}
+
+impl BatchHeader {
+    /// Parses the header at the start of `buf`, checking magic and the length field.
+    pub fn parse(buf: &[u8]) -> Result<BatchHeader, RecordError> {
+        if buf.len() < BATCH_OVERHEAD {
+            return Err(RecordError::Truncated {
+                needed: BATCH_OVERHEAD,
+                available: buf.len(),
+            });
+        }
+        let length = be_i32(buf, 8);
+        if length < (BATCH_OVERHEAD - LOG_OVERHEAD) as i32 {
+            return Err(RecordError::InvalidSize(length as i64));
+        }
+        let magic = buf[16] as i8;
+        if magic != MAGIC {
+            return Err(RecordError::UnsupportedMagic(magic));
+        }
+        Ok(BatchHeader {
+            base_offset: be_i64(buf, 0),
+            length,
+            partition_leader_epoch: be_i32(buf, 12),
+            magic,
+            crc: be_i32(buf, CRC_OFFSET) as u32,
+            attributes: be_i16(buf, ATTRIBUTES_OFFSET),
+            last_offset_delta: be_i32(buf, 23),
+            base_timestamp: be_i64(buf, 27),
+            max_timestamp: be_i64(buf, 35),
+            producer_id: be_i64(buf, 43),
+            producer_epoch: be_i16(buf, 51),
+            base_sequence: be_i32(buf, 53),
+            records_count: be_i32(buf, 57),
+        })
+    }
+
+    /// The whole batch's size in bytes, header included.
+    pub fn total_size(&self) -> usize {
+        LOG_OVERHEAD + self.length as usize
+    }
+
+    /// The offset of the batch's last record.
+    pub fn last_offset(&self) -> i64 {
+        self.base_offset + self.last_offset_delta as i64
+    }
+
+    /// The offset after this batch.
+    pub fn next_offset(&self) -> i64 {
+        self.last_offset() + 1
+    }
+
+    pub fn compression(&self) -> Result<Compression, RecordError> {
+        Compression::from_id(self.attributes & 0x07)
+    }
+
+    pub fn timestamp_type(&self) -> TimestampType {
+        if self.attributes & TIMESTAMP_TYPE_BIT != 0 {
+            TimestampType::LogAppendTime
+        } else {
+            TimestampType::CreateTime
+        }
+    }
+
+    pub fn is_transactional(&self) -> bool {
+        self.attributes & TRANSACTIONAL_BIT != 0
+    }
+
+    pub fn is_control(&self) -> bool {
+        self.attributes & CONTROL_BIT != 0
+    }
+}
+
+/// Checks the CRC-32C of a whole batch (`batch` holds exactly one batch).
+pub fn verify_crc(batch: &[u8]) -> Result<(), RecordError> {
+    if batch.len() < BATCH_OVERHEAD {
+        return Err(RecordError::Truncated {
+            needed: BATCH_OVERHEAD,
+            available: batch.len(),
+        });
+    }
+    let stored = be_i32(batch, CRC_OFFSET) as u32;
+    let computed = crc32c::crc32c(&batch[ATTRIBUTES_OFFSET..]);
+    if stored != computed {
+        return Err(RecordError::CrcMismatch { stored, computed });
+    }
+    Ok(())
+}
+
+/// Writes a batch's base offset (not covered by the CRC).
+pub fn set_base_offset(batch: &mut [u8], base_offset: i64) {
+    batch[0..8].copy_from_slice(&base_offset.to_be_bytes());
+}
+
+/// Writes a batch's partition leader epoch (not covered by the CRC).
+pub fn set_partition_leader_epoch(batch: &mut [u8], epoch: i32) {
+    batch[12..16].copy_from_slice(&epoch.to_be_bytes());
+}
+
+/// Splits concatenated batches (a segment file or a fetch response) into whole batches.
+///
+/// Stops (returns `None`) at a truncated tail, as Kafka's `FileLogInputStream` does; a length
+/// field below the legal minimum is an error.
+pub struct BatchIter<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> BatchIter<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        BatchIter { buf, pos: 0 }
+    }
+
+    /// Bytes consumed so far: the end of the last whole batch returned.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+}
+
+impl<'a> Iterator for BatchIter<'a> {
+    type Item = Result<&'a [u8], RecordError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let rest = &self.buf[self.pos..];
+        if rest.len() < CRC_OFFSET {
+            return None;
+        }
+        let length = be_i32(rest, 8);
+        if length < MIN_LENGTH_FIELD {
+            self.pos = self.buf.len();
+            return Some(Err(RecordError::InvalidSize(length as i64)));
+        }
+        let size = LOG_OVERHEAD + length as usize;
+        if rest.len() < size {
+            return None;
+        }
+        self.pos += size;
+        Some(Ok(&rest[..size]))
+    }
+}
+
+/// A record borrowed from a decoded batch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordRef<'a> {
+    pub offset: i64,
+    pub timestamp: i64,
+    pub key: Option<&'a [u8]>,
+    pub value: Option<&'a [u8]>,
+    pub headers: Vec<(&'a str, Option<&'a [u8]>)>,
+}
+
+impl RecordRef<'_> {
+    pub fn to_owned_record(&self) -> Record {
+        Record {
+            offset: self.offset,
+            timestamp: self.timestamp,
+            key: self.key.map(<[u8]>::to_vec),
+            value: self.value.map(<[u8]>::to_vec),
+            headers: self
+                .headers
+                .iter()
+                .map(|(k, v)| Header {
+                    key: (*k).to_string(),
+                    value: v.map(<[u8]>::to_vec),
+                })
+                .collect(),
+        }
+    }
+}
+
+fn read_bytes<'a>(buf: &'a [u8], pos: &mut usize) -> Result<Option<&'a [u8]>, RecordError> {
+    let len = get_varint(buf, pos)?;
+    if len < 0 {
+        return Ok(None);
+    }
+    let end = pos
+        .checked_add(len as usize)
+        .filter(|&e| e <= buf.len())
+        .ok_or_else(|| {
+            RecordError::Corrupt(format!("field of {len} bytes runs past the record"))
+        })?;
+    let out = &buf[*pos..end];
+    *pos = end;
+    Ok(Some(out))
+}
+
+/// Calls `f` for every record of one whole batch, after checking its CRC.
+///
+/// `scratch` holds decompressed records, so the borrowed records live only for the call.
+pub fn for_each_record<F>(
+    batch: &[u8],
+    scratch: &mut Vec<u8>,
+    mut f: F,
+) -> Result<BatchHeader, RecordError>
+where
+    F: FnMut(RecordRef<'_>) -> Result<(), RecordError>,
+{
+    let header = BatchHeader::parse(batch)?;
+    if batch.len() < header.total_size() {
+        return Err(RecordError::Truncated {
+            needed: header.total_size(),
+            available: batch.len(),
+        });
+    }
+    let batch = &batch[..header.total_size()];
+    verify_crc(batch)?;
+    let body = &batch[BATCH_OVERHEAD..];
+    let codec = header.compression()?;
+    let records: &[u8] = if codec == Compression::None {
+        body
+    } else {
+        *scratch = codec.decompress(body, MAX_DECOMPRESSED)?;
+        scratch
+    };
+    if header.records_count < 0 || header.records_count as usize > records.len() {
+        return Err(RecordError::Corrupt(format!(
+            "batch claims {} records in {} bytes",
+            header.records_count,
+            records.len()
+        )));
+    }
+    let mut pos = 0;
+    for _ in 0..header.records_count {
+        let len = get_varint(records, &mut pos)?;
+        let end = pos
+            .checked_add(len.max(0) as usize)
+            .filter(|&e| len >= 0 && e <= records.len())
+            .ok_or_else(|| {
+                RecordError::Corrupt(format!("record of {len} bytes runs past the batch"))
+            })?;
+        let rec = &records[..end];
+        pos += 1; // attributes, unused
+        let ts_delta = get_varlong(rec, &mut pos)?;
+        let offset_delta = get_varint(rec, &mut pos)?;
+        let key = read_bytes(rec, &mut pos)?;
+        let value = read_bytes(rec, &mut pos)?;
+        let count = get_varint(rec, &mut pos)?;
+        if count < 0 || count as usize > rec.len() {
+            return Err(RecordError::Corrupt(format!(
+                "invalid header count {count}"
+            )));
+        }
+        let mut headers = Vec::with_capacity(count as usize);
+        for _ in 0..count {
+            let hkey = read_bytes(rec, &mut pos)?
+                .ok_or_else(|| RecordError::Corrupt("null header key".into()))?;
+            let hkey = std::str::from_utf8(hkey)
+                .map_err(|_| RecordError::Corrupt("header key is not UTF-8".into()))?;
+            headers.push((hkey, read_bytes(rec, &mut pos)?));
+        }
+        if pos != end {
+            return Err(RecordError::Corrupt(format!(
+                "record length {len} does not match its fields"
+            )));
+        }
+        let timestamp = if header.timestamp_type() == TimestampType::LogAppendTime {
+            header.max_timestamp
+        } else {
+            header.base_timestamp.wrapping_add(ts_delta)
+        };
+        f(RecordRef {
+            offset: header.base_offset + offset_delta as i64,
+            timestamp,
+            key,
+            value,
+            headers,
+        })?;
+    }
+    Ok(header)
+}
+
+/// Decodes one whole batch into owned records, after checking its CRC.
+pub fn decode_batch(batch: &[u8]) -> Result<(BatchHeader, Vec<Record>), RecordError> {
+    let mut scratch = Vec::new();
+    let mut out = Vec::new();
+    let header = for_each_record(batch, &mut scratch, |r| {
+        out.push(r.to_owned_record());
+        Ok(())
+    })?;
+    Ok((header, out))
+}
+
+/// Builds one batch incrementally, without an allocation per record.
+#[derive(Debug)]
+pub struct BatchBuilder {
+    compression: Compression,
+    producer_id: i64,
+    producer_epoch: i16,
+    base_sequence: i32,
+    transactional: bool,
+    records: Vec<u8>,
+    count: i32,
+    base_timestamp: i64,
+    max_timestamp: i64,
+}
+
+impl BatchBuilder {
+    pub fn new(compression: Compression) -> Self {
+        BatchBuilder {
+            compression,
+            producer_id: -1,
+            producer_epoch: -1,
+            base_sequence: -1,
+            transactional: false,
+            records: Vec::new(),
+            count: 0,
+            base_timestamp: -1,
+            max_timestamp: -1,
+        }
+    }
+
+    /// Sets the idempotent-producer fields of the next batches.
+    pub fn set_producer(&mut self, producer_id: i64, epoch: i16, base_sequence: i32) {
+        self.producer_id = producer_id;
+        self.producer_epoch = epoch;
+        self.base_sequence = base_sequence;
+    }
+
+    pub fn set_transactional(&mut self, transactional: bool) {
+        self.transactional = transactional;
+    }
+
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+
+    /// Records appended since the last build.
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Uncompressed size of the batch built so far.
+    pub fn size(&self) -> usize {
+        BATCH_OVERHEAD + self.records.len()
+    }
+
+    /// Uncompressed bytes one more record would add.
+    pub fn record_size(
+        &self,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        headers: &[(&str, Option<&[u8]>)],
+    ) -> usize {
+        let body = self.body_size(timestamp, key, value, headers);
+        varlong_size(body as i64) + body
+    }
+
+    fn body_size(
+        &self,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        headers: &[(&str, Option<&[u8]>)],
+    ) -> usize {
+        let base = if self.count == 0 {
+            timestamp
+        } else {
+            self.base_timestamp
+        };
+        let bytes_size = |b: Option<&[u8]>| match b {
+            None => 1,
+            Some(b) => varlong_size(b.len() as i64) + b.len(),
+        };
+        let mut size = 1
+            + varlong_size(timestamp.wrapping_sub(base))
+            + varlong_size(self.count as i64)
+            + bytes_size(key)
+            + bytes_size(value)
+            + varlong_size(headers.len() as i64);
+        for (k, v) in headers {
+            size += bytes_size(Some(k.as_bytes())) + bytes_size(*v);
+        }
+        size
+    }
+
+    /// Appends one record with a CreateTime timestamp.
+    pub fn append(
+        &mut self,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        headers: &[(&str, Option<&[u8]>)],
+    ) {
+        if self.count == 0 {
+            self.base_timestamp = timestamp;
+            self.max_timestamp = timestamp;
+        }
+        self.max_timestamp = self.max_timestamp.max(timestamp);
+        let body = self.body_size(timestamp, key, value, headers);
+        let put_bytes = |buf: &mut Vec<u8>, b: Option<&[u8]>| match b {
+            None => put_varint(buf, -1),
+            Some(b) => {
+                put_varint(buf, b.len() as i32);
+                buf.extend_from_slice(b);
+            }
+        };
+        let buf = &mut self.records;
+        put_varint(buf, body as i32);
+        buf.push(0);
+        put_varlong(buf, timestamp.wrapping_sub(self.base_timestamp));
+        put_varint(buf, self.count);
+        put_bytes(buf, key);
+        put_bytes(buf, value);
+        put_varint(buf, headers.len() as i32);
+        for (k, v) in headers {
+            put_bytes(buf, Some(k.as_bytes()));
+            put_bytes(buf, *v);
+        }
+        self.count += 1;
+    }
+
+    /// Appends the finished batch (with `base_offset`) to `out` and empties the builder.
+    ///
+    /// The partition leader epoch is written as -1 (unknown), as producers do.
+    pub fn build_into(&mut self, base_offset: i64, out: &mut Vec<u8>) -> Result<(), RecordError> {
+        let compressed;
+        let body: &[u8] = if self.compression == Compression::None {
+            &self.records
+        } else {
+            compressed = self.compression.compress(&self.records)?;
+            &compressed
+        };
+        let start = out.len();
+        let length = (BATCH_OVERHEAD - LOG_OVERHEAD + body.len()) as i32;
+        let mut attributes = self.compression.id();
+        if self.transactional {
+            attributes |= TRANSACTIONAL_BIT;
+        }
+        out.reserve(BATCH_OVERHEAD + body.len());
+        out.extend_from_slice(&base_offset.to_be_bytes());
+        out.extend_from_slice(&length.to_be_bytes());
+        out.extend_from_slice(&(-1i32).to_be_bytes());
+        out.push(MAGIC as u8);
+        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&attributes.to_be_bytes());
+        out.extend_from_slice(&(self.count - 1).max(0).to_be_bytes());
+        out.extend_from_slice(&self.base_timestamp.to_be_bytes());
+        out.extend_from_slice(&self.max_timestamp.to_be_bytes());
+        out.extend_from_slice(&self.producer_id.to_be_bytes());
+        out.extend_from_slice(&self.producer_epoch.to_be_bytes());
+        out.extend_from_slice(&self.base_sequence.to_be_bytes());
+        out.extend_from_slice(&self.count.to_be_bytes());
+        out.extend_from_slice(body);
+        let crc = crc32c::crc32c(&out[start + ATTRIBUTES_OFFSET..]);
+        out[start + CRC_OFFSET..start + CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
+        if self.base_sequence >= 0 {
+            self.base_sequence = self.base_sequence.wrapping_add(self.count) & i32::MAX;
+        }
+        self.records.clear();
+        self.count = 0;
+        self.base_timestamp = -1;
+        self.max_timestamp = -1;
+        Ok(())
+    }
+
+    /// Builds the batch into a new buffer.
+    pub fn build(&mut self, base_offset: i64) -> Result<Vec<u8>, RecordError> {
+        let mut out = Vec::new();
+        self.build_into(base_offset, &mut out)?;
+        Ok(out)
+    }
+}
+
+/// Encodes owned records (their offsets are ignored: they become consecutive from `base_offset`).
+pub fn encode_batch(
+    base_offset: i64,
+    records: &[Record],
+    compression: Compression,
+) -> Result<Vec<u8>, RecordError> {
+    let mut builder = BatchBuilder::new(compression);
+    for r in records {
+        let headers: Vec<(&str, Option<&[u8]>)> = r
+            .headers
+            .iter()
+            .map(|h| (h.key.as_str(), h.value.as_deref()))
+            .collect();
+        builder.append(r.timestamp, r.key.as_deref(), r.value.as_deref(), &headers);
+    }
+    builder.build(base_offset)
+}
