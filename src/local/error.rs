@@ -1,0 +1,55 @@
+//! The embedded log's error type: every variant names the file or value and what to do.
+
+use std::path::PathBuf;
+
+/// Why an operation on the embedded log failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LocalError {
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "corrupt record batch in {} at byte {position}: {reason}; valid data follows it, so it was left untouched (restore the file from a copy or delete the topic)",
+        path.display()
+    )]
+    Corrupt {
+        path: PathBuf,
+        position: u64,
+        reason: String,
+    },
+    #[error("Topic '{0}' already exists.")]
+    TopicExists(String),
+    #[error("Topic '{0}' does not exist as expected")]
+    UnknownTopic(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("timed out after {waited_ms} ms waiting for the lock on {}; another kafkit process holds it", path.display())]
+    LockTimeout { path: PathBuf, waited_ms: u64 },
+}
+
+impl LocalError {
+    /// Wraps an I/O error with what was being done, e.g. `"cannot open /x/00.log"`.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        LocalError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// Result alias for the embedded log.
+pub type Result<T, E = LocalError> = std::result::Result<T, E>;
+
+/// Adds a context message to `std::io::Result`s.
+pub trait IoContext<T> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T> IoContext<T> for std::io::Result<T> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|e| LocalError::io(what(), e))
+    }
+}
