@@ -2,8 +2,12 @@
 //!
 //! - [`error`]: the error type.
 //! - [`lock`]: `flock` locks with a deadline.
+//! - [`topic_config`]: Kafka's topic-level configs: names, types, defaults, validation.
+//! - [`topic_name`]: Kafka's topic-name rules.
 
 pub mod error;
 pub mod lock;
+pub mod topic_config;
+pub mod topic_name;
 
 pub use error::{LocalError, Result};
