@@ -304,14 +304,21 @@ fn parse_configs(m: &ArgMatches) -> Result<BTreeMap<String, String>, CliError> {
             .into());
         }
         let (name, value) = (parts[0].trim(), parts[1].trim());
-        topic_config::validate(name, value).map_err(|e| anyhow!(e))?;
-        if name == "cleanup.policy" && value.split(',').any(|p| p.trim() == "compact") {
+        configs.insert(name.to_string(), value.to_string());
+    }
+    topic_config::validate_all(&configs).map_err(|e| anyhow!(e))?;
+    if let Some(policy) = configs.get("cleanup.policy") {
+        if policy.split(',').any(|p| p.trim() == "compact") {
             return Err(anyhow!(
-                "cleanup.policy={value}: compaction is not yet supported on the embedded log; use cleanup.policy=delete or a Kafka cluster"
+                "cleanup.policy={policy}: compaction is not yet supported on the embedded log; use cleanup.policy=delete, or a Kafka cluster"
             )
             .into());
         }
-        configs.insert(name.to_string(), value.to_string());
+    }
+    for (name, value) in &configs {
+        if let Some(warning) = topic_config::duplicate_warning(name, value) {
+            eprintln!("{warning}");
+        }
     }
     Ok(configs)
 }

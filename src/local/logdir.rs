@@ -49,7 +49,7 @@ impl TopicMeta {
     pub fn partition_config(&self) -> PartitionConfig {
         let get = |name| topic_config::effective_i64(&self.configs, name);
         PartitionConfig {
-            segment_bytes: get("segment.bytes").max(1) as u64,
+            segment_bytes: topic_config::effective_segment_bytes(&self.configs).max(1) as u64,
             segment_ms: get("segment.ms"),
             retention_ms: get("retention.ms"),
             retention_bytes: get("retention.bytes"),
@@ -247,18 +247,9 @@ impl LogDir {
         if self.topic(name)?.is_some() {
             return Err(LocalError::TopicExists(name.to_string()));
         }
-        if topic_name::has_collision_chars(name) {
-            let norm = |n: &str| n.replace('.', "_");
-            if let Some(other) = self
-                .topic_names()?
-                .into_iter()
-                .find(|other| norm(other) == norm(name))
-            {
-                return Err(LocalError::Invalid(format!(
-                    "Topic '{name}' collides with existing topic: {other}"
-                )));
-            }
-        }
+        let existing = self.topic_names()?;
+        topic_name::check_collision(name, existing.iter().map(String::as_str))
+            .map_err(LocalError::Invalid)?;
         let meta = TopicMeta {
             name: name.to_string(),
             id: new_topic_id(),
