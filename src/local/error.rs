@@ -28,6 +28,22 @@ pub enum LocalError {
     Invalid(String),
     #[error("timed out after {waited_ms} ms waiting for the lock on {}; another kafkit process holds it", path.display())]
     LockTimeout { path: PathBuf, waited_ms: u64 },
+    /// A reset, delete or offset delete refused because the group has live members.
+    #[error(
+        "Assignments can only be reset if the group '{group}' is inactive, but the current state is {state}."
+    )]
+    GroupNotEmpty {
+        group: String,
+        state: super::group::GroupState,
+    },
+    /// The group has neither committed offsets nor live members.
+    #[error("Group {0} not found.")]
+    GroupNotFound(String),
+    /// The member was removed from its group (dead or past its session timeout) and must rejoin.
+    #[error(
+        "member '{member_id}' of group '{group}' was removed from the group after its session timeout, so it can no longer commit; it rejoins on its next poll"
+    )]
+    MemberFenced { group: String, member_id: String },
 }
 
 impl LocalError {

@@ -6,6 +6,7 @@
 //! - [`error`], [`lock`]: the error type and `flock` locks with a deadline.
 
 pub mod error;
+pub mod group;
 pub mod lock;
 pub mod logdir;
 pub mod partition;

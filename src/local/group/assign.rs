@@ -1,0 +1,178 @@
+//! Kafka's range assignment (`RangeAssignor`), which every member computes on its own from the
+//! same inputs, so all members agree without a leader.
+//!
+//! Per topic, the members subscribed to it are sorted by member id and the partitions are split
+//! into contiguous ranges: each gets `partitions / members`, and the first `partitions % members`
+//! members get one more.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::TopicPartition;
+
+/// Assigns partitions to members.
+///
+/// `partitions_per_topic`: topic -> partition count; topics missing from it are skipped.
+/// `subscriptions`: member id -> subscribed topics. Every member gets an entry in the result
+/// (possibly empty), with its partitions sorted by topic and partition.
+pub fn range(
+    partitions_per_topic: &BTreeMap<String, u32>,
+    subscriptions: &BTreeMap<String, BTreeSet<String>>,
+) -> BTreeMap<String, Vec<TopicPartition>> {
+    let mut result: BTreeMap<String, Vec<TopicPartition>> = subscriptions
+        .keys()
+        .map(|member| (member.clone(), Vec::new()))
+        .collect();
+    for (topic, &count) in partitions_per_topic {
+        // BTreeMap iteration gives the members already sorted by id, as Kafka sorts them.
+        let members: Vec<&String> = subscriptions
+            .iter()
+            .filter(|(_, topics)| topics.contains(topic))
+            .map(|(member, _)| member)
+            .collect();
+        if members.is_empty() {
+            continue;
+        }
+        let n = members.len() as u32;
+        let (per_member, extra) = (count / n, count % n);
+        for (i, member) in members.into_iter().enumerate() {
+            let i = i as u32;
+            let start = per_member * i + i.min(extra);
+            let len = per_member + u32::from(i < extra);
+            if let Some(assigned) = result.get_mut(member) {
+                assigned.extend((start..start + len).map(|p| (topic.clone(), p)));
+            }
+        }
+    }
+    for assigned in result.values_mut() {
+        assigned.sort();
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(list: &[(&str, u32)]) -> BTreeMap<String, u32> {
+        list.iter().map(|(t, n)| (t.to_string(), *n)).collect()
+    }
+
+    fn subs(list: &[(&str, &[&str])]) -> BTreeMap<String, BTreeSet<String>> {
+        list.iter()
+            .map(|(m, ts)| (m.to_string(), ts.iter().map(|t| t.to_string()).collect()))
+            .collect()
+    }
+
+    fn tps(list: &[(&str, u32)]) -> Vec<TopicPartition> {
+        list.iter().map(|(t, p)| (t.to_string(), *p)).collect()
+    }
+
+    // The cases below follow Kafka's RangeAssignorTest.
+
+    #[test]
+    fn one_consumer_no_topic() {
+        let out = range(&counts(&[]), &subs(&[("c", &[])]));
+        assert_eq!(out["c"], tps(&[]));
+    }
+
+    #[test]
+    fn one_consumer_nonexistent_topic() {
+        let out = range(&counts(&[]), &subs(&[("c", &["t"])]));
+        assert_eq!(out["c"], tps(&[]));
+    }
+
+    #[test]
+    fn one_consumer_one_topic() {
+        let out = range(&counts(&[("t", 3)]), &subs(&[("c", &["t"])]));
+        assert_eq!(out["c"], tps(&[("t", 0), ("t", 1), ("t", 2)]));
+    }
+
+    #[test]
+    fn only_assigns_partitions_from_subscribed_topics() {
+        let out = range(&counts(&[("t", 3), ("other", 3)]), &subs(&[("c", &["t"])]));
+        assert_eq!(out["c"], tps(&[("t", 0), ("t", 1), ("t", 2)]));
+    }
+
+    #[test]
+    fn one_consumer_multiple_topics() {
+        let out = range(
+            &counts(&[("t1", 1), ("t2", 2)]),
+            &subs(&[("c", &["t1", "t2"])]),
+        );
+        assert_eq!(out["c"], tps(&[("t1", 0), ("t2", 0), ("t2", 1)]));
+    }
+
+    #[test]
+    fn two_consumers_one_topic_one_partition() {
+        let out = range(
+            &counts(&[("t", 1)]),
+            &subs(&[("c1", &["t"]), ("c2", &["t"])]),
+        );
+        assert_eq!(out["c1"], tps(&[("t", 0)]));
+        assert_eq!(out["c2"], tps(&[]));
+    }
+
+    #[test]
+    fn two_consumers_one_topic_two_partitions() {
+        let out = range(
+            &counts(&[("t", 2)]),
+            &subs(&[("c1", &["t"]), ("c2", &["t"])]),
+        );
+        assert_eq!(out["c1"], tps(&[("t", 0)]));
+        assert_eq!(out["c2"], tps(&[("t", 1)]));
+    }
+
+    #[test]
+    fn multiple_consumers_mixed_topics() {
+        let out = range(
+            &counts(&[("t1", 3), ("t2", 2)]),
+            &subs(&[("c1", &["t1"]), ("c2", &["t1", "t2"]), ("c3", &["t1"])]),
+        );
+        assert_eq!(out["c1"], tps(&[("t1", 0)]));
+        assert_eq!(out["c2"], tps(&[("t1", 1), ("t2", 0), ("t2", 1)]));
+        assert_eq!(out["c3"], tps(&[("t1", 2)]));
+    }
+
+    #[test]
+    fn two_consumers_two_topics_six_partitions() {
+        let out = range(
+            &counts(&[("t1", 3), ("t2", 3)]),
+            &subs(&[("c1", &["t1", "t2"]), ("c2", &["t1", "t2"])]),
+        );
+        assert_eq!(
+            out["c1"],
+            tps(&[("t1", 0), ("t1", 1), ("t2", 0), ("t2", 1)])
+        );
+        assert_eq!(out["c2"], tps(&[("t1", 2), ("t2", 2)]));
+    }
+
+    #[test]
+    fn members_are_ordered_by_id_and_first_ones_get_the_extra() {
+        let out = range(
+            &counts(&[("t", 7)]),
+            &subs(&[("b", &["t"]), ("a", &["t"]), ("c", &["t"])]),
+        );
+        assert_eq!(out["a"], tps(&[("t", 0), ("t", 1), ("t", 2)]));
+        assert_eq!(out["b"], tps(&[("t", 3), ("t", 4)]));
+        assert_eq!(out["c"], tps(&[("t", 5), ("t", 6)]));
+    }
+
+    #[test]
+    fn every_partition_assigned_exactly_once() {
+        for members in 1..6u32 {
+            for parts in 0..12u32 {
+                let ids: Vec<String> = (0..members).map(|m| format!("m{m}")).collect();
+                let s: BTreeMap<String, BTreeSet<String>> = ids
+                    .iter()
+                    .map(|m| (m.clone(), BTreeSet::from(["t".to_string()])))
+                    .collect();
+                let out = range(&counts(&[("t", parts)]), &s);
+                let mut all: Vec<u32> = out.values().flatten().map(|(_, p)| *p).collect();
+                all.sort();
+                assert_eq!(all, (0..parts).collect::<Vec<_>>());
+                let sizes: Vec<usize> = out.values().map(Vec::len).collect();
+                assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1);
+            }
+        }
+    }
+}
