@@ -157,8 +157,7 @@ impl Member {
         positions: &BTreeMap<TopicPartition, i64>,
     ) -> Result<AssignmentChange> {
         let mut must_sync = self.fenced || self.subscription.as_ref() != Some(subscription);
-        if self.last_heartbeat.elapsed() >= self.config.heartbeat_interval {
-            self.heartbeat()?;
+        if self.heartbeat_if_due()? {
             // Failure detection runs at heartbeat pace, not every poll: it opens every member
             // file. Removal itself happens under the group lock, in `sync`.
             if !must_sync {
@@ -185,6 +184,8 @@ impl Member {
         positions: &BTreeMap<TopicPartition, i64>,
     ) -> Result<AssignmentChange> {
         let _lock = self.dir.lock(LockMode::Exclusive)?;
+        // Waiting for the lock may have taken a while.
+        self.heartbeat_if_due()?;
         let mut change = AssignmentChange::default();
         if self.fenced || !self.registered()? {
             change.revoked = std::mem::take(&mut self.owned).into_iter().collect();
@@ -265,6 +266,7 @@ impl Member {
     /// committed), atomically under the group lock. [`LocalError::MemberFenced`] if this member
     /// was evicted; then nothing is committed and the next poll rejoins.
     pub fn commit(&mut self, positions: &BTreeMap<TopicPartition, i64>) -> Result<()> {
+        self.heartbeat_if_due()?;
         let _lock = self.dir.lock(LockMode::Exclusive)?;
         self.check_not_fenced()?;
         let mine: BTreeMap<TopicPartition, i64> = positions
@@ -291,6 +293,16 @@ impl Member {
         self.dir.remove_member(&self.member_id)?;
         self.dir.bump_generation()?;
         Ok(())
+    }
+
+    /// Heartbeats if the interval has passed; commits call it too, so that a consumer that
+    /// commits while waiting for others is not taken for hung.
+    fn heartbeat_if_due(&mut self) -> Result<bool> {
+        if self.last_heartbeat.elapsed() >= self.config.heartbeat_interval {
+            self.heartbeat()?;
+            return Ok(true);
+        }
+        Ok(false)
     }
 
     /// Refreshes the heartbeat: the mtime of the locked member file, set through its descriptor
@@ -436,4 +448,556 @@ pub fn hostname() -> String {
         .map(|s| s.trim().to_string())
         .find(|s| !s.is_empty())
         .unwrap_or_else(|| "localhost".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Barrier};
+
+    use super::super::{GroupState, GroupStore};
+    use super::*;
+
+    fn tp(t: &str, p: u32) -> TopicPartition {
+        (t.to_string(), p)
+    }
+
+    fn fast() -> MemberConfig {
+        MemberConfig {
+            session_timeout: Duration::from_millis(400),
+            heartbeat_interval: Duration::from_millis(40),
+        }
+    }
+
+    fn sub(list: &[(&str, u32)]) -> BTreeMap<String, u32> {
+        list.iter().map(|(t, n)| (t.to_string(), *n)).collect()
+    }
+
+    /// Positions as a consumer would pass them: `base + partition` for each owned partition.
+    fn positions(m: &Member, base: i64) -> BTreeMap<TopicPartition, i64> {
+        m.owned()
+            .iter()
+            .map(|tp| (tp.clone(), base + i64::from(tp.1)))
+            .collect()
+    }
+
+    /// Polls the members in turn (a few ms apart) until `done` holds, checking that no
+    /// partition is ever owned by two of them.
+    fn settle(
+        members: &mut [&mut Member],
+        subscription: &BTreeMap<String, u32>,
+        done: impl Fn(&[&mut Member]) -> bool,
+    ) {
+        let start = Instant::now();
+        while !done(members) {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "did not settle: {:?}",
+                members
+                    .iter()
+                    .map(|m| m.owned().clone())
+                    .collect::<Vec<_>>()
+            );
+            for m in members.iter_mut() {
+                let pos = positions(m, 0);
+                m.poll(subscription, &pos).unwrap();
+            }
+            assert_disjoint(members);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    fn assert_disjoint(members: &[&mut Member]) {
+        let mut seen = BTreeSet::new();
+        for m in members {
+            for tp in m.owned() {
+                assert!(seen.insert(tp.clone()), "{tp:?} owned twice");
+            }
+        }
+    }
+
+    fn counts(members: &[&mut Member]) -> Vec<usize> {
+        members.iter().map(|m| m.owned().len()).collect()
+    }
+
+    fn covers(members: &[&mut Member], n: usize) -> bool {
+        counts(members).iter().sum::<usize>() == n
+    }
+
+    #[test]
+    fn single_member_consumes_commits_and_leaves() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = GroupStore::new(dir.path());
+        let t = sub(&[("t", 3)]);
+        let mut m = store.join("g", "console-consumer", fast()).unwrap();
+        let id = m.member_id().to_string();
+        let uuid = id.strip_prefix("console-consumer-").unwrap();
+        assert_eq!(uuid.len(), 36);
+        assert_eq!(uuid.matches('-').count(), 4);
+        assert_eq!(&uuid[14..15], "4");
+
+        // Joined but not yet polled: a member with no subscription and nothing to own.
+        let d = store.describe("g").unwrap().unwrap();
+        assert_eq!(d.state, GroupState::Stable);
+        assert_eq!(d.members.len(), 1);
+
+        let change = m.poll(&t, &BTreeMap::new()).unwrap();
+        assert_eq!(
+            change.acquired,
+            vec![(tp("t", 0), None), (tp("t", 1), None), (tp("t", 2), None)]
+        );
+        assert!(change.revoked.is_empty() && !change.fenced);
+        assert!(m.poll(&t, &BTreeMap::new()).unwrap().is_empty());
+
+        let d = store.describe("g").unwrap().unwrap();
+        assert_eq!(d.state, GroupState::Stable);
+        assert_eq!(d.protocol, "range");
+        let md = &d.members[0];
+        assert_eq!(md.member_id, id);
+        assert_eq!(md.client_id, "console-consumer");
+        assert!(!md.host.is_empty());
+        assert_eq!(md.subscribed_topics, vec!["t".to_string()]);
+        assert_eq!(md.assignment, vec![tp("t", 0), tp("t", 1), tp("t", 2)]);
+        assert_eq!(md.target_assignment, md.assignment);
+        assert_eq!(store.list().unwrap(), vec!["g".to_string()]);
+
+        // Only owned partitions are committed.
+        let mut pos = positions(&m, 10);
+        pos.insert(tp("other", 0), 99);
+        m.commit(&pos).unwrap();
+        let committed = store.committed("g").unwrap();
+        assert_eq!(committed.len(), 3);
+        assert_eq!(committed[&tp("t", 2)].offset, 12);
+
+        // Resets, deletes and offset deletes of subscribed topics are refused while it lives.
+        let err = store
+            .reset_offsets("g", &BTreeMap::from([(tp("t", 0), 0)]))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Assignments can only be reset if the group 'g' is inactive, but the current state is Stable."
+        );
+        assert!(matches!(
+            store.delete_group("g"),
+            Err(LocalError::GroupNotEmpty {
+                state: GroupState::Stable,
+                ..
+            })
+        ));
+        let results = store.delete_offsets("g", &[tp("t", 0)]).unwrap();
+        assert_eq!(
+            results[0].1,
+            Err(super::super::GROUP_SUBSCRIBED_TO_TOPIC.to_string())
+        );
+        assert_eq!(store.committed("g").unwrap()[&tp("t", 0)].offset, 10);
+
+        m.leave(&positions_of(&[("t", 0, 20), ("t", 1, 21), ("t", 2, 22)]))
+            .unwrap();
+        let d = store.describe("g").unwrap().unwrap();
+        assert_eq!(d.state, GroupState::Empty);
+        assert!(d.members.is_empty());
+        assert_eq!(d.offsets[&tp("t", 1)].offset, 21);
+        store
+            .reset_offsets("g", &BTreeMap::from([(tp("t", 0), 0)]))
+            .unwrap();
+        assert_eq!(store.committed("g").unwrap()[&tp("t", 0)].offset, 0);
+
+        // A new member starts from the committed offsets.
+        let mut m = store.join("g", "c", fast()).unwrap();
+        let change = m.poll(&t, &BTreeMap::new()).unwrap();
+        assert_eq!(
+            change.acquired,
+            vec![
+                (tp("t", 0), Some(0)),
+                (tp("t", 1), Some(21)),
+                (tp("t", 2), Some(22))
+            ]
+        );
+        m.leave(&BTreeMap::new()).unwrap();
+        store.delete_group("g").unwrap();
+        assert!(store.list().unwrap().is_empty());
+    }
+
+    fn positions_of(list: &[(&str, u32, i64)]) -> BTreeMap<TopicPartition, i64> {
+        list.iter()
+            .map(|(t, p, o)| ((t.to_string(), *p), *o))
+            .collect()
+    }
+
+    #[test]
+    fn members_split_and_rebalance_on_join_and_leave() {
+        let dir = tempfile::tempdir().unwrap();
+        // Separate stores, as in separate processes; each member has its own open files.
+        let t = sub(&[("t", 7)]);
+        let mut a = GroupStore::new(dir.path()).join("g", "c", fast()).unwrap();
+        settle(&mut [&mut a], &t, |ms| covers(ms, 7));
+
+        let mut b = GroupStore::new(dir.path()).join("g", "c", fast()).unwrap();
+        // While `a` still owns everything, `b` cannot claim: the group is rebalancing.
+        b.poll(&t, &BTreeMap::new()).unwrap();
+        assert!(b.owned().is_empty());
+        let store = GroupStore::new(dir.path());
+        assert_eq!(
+            store.describe("g").unwrap().unwrap().state,
+            GroupState::PreparingRebalance
+        );
+        let err = store.reset_offsets("g", &BTreeMap::new()).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("current state is PreparingRebalance."),
+            "{err}"
+        );
+
+        settle(&mut [&mut a, &mut b], &t, |ms| {
+            let mut c = counts(ms);
+            c.sort();
+            covers(ms, 7) && c == [3, 4]
+        });
+        assert_eq!(
+            store.describe("g").unwrap().unwrap().state,
+            GroupState::Stable
+        );
+        // Revoked partitions were committed by `a` before `b` acquired them.
+        let committed = store.committed("g").unwrap();
+        for tp in b.owned() {
+            if a.member_id() < b.member_id() {
+                assert_eq!(committed[tp].offset, i64::from(tp.1));
+            }
+        }
+
+        let mut c = GroupStore::new(dir.path()).join("g", "c", fast()).unwrap();
+        settle(&mut [&mut a, &mut b, &mut c], &t, |ms| {
+            let mut c = counts(ms);
+            c.sort();
+            covers(ms, 7) && c == [2, 2, 3]
+        });
+        // Each member's range is contiguous, in member-id order.
+        let mut ms = [&a, &b, &c];
+        ms.sort_by_key(|m| m.member_id().to_string());
+        let order: Vec<u32> = ms
+            .iter()
+            .flat_map(|m| m.owned().iter().map(|tp| tp.1))
+            .collect();
+        assert_eq!(order, (0..7).collect::<Vec<_>>());
+
+        b.leave(&BTreeMap::new()).unwrap();
+        settle(&mut [&mut a, &mut c], &t, |ms| {
+            let mut c = counts(ms);
+            c.sort();
+            covers(ms, 7) && c == [3, 4]
+        });
+        assert_eq!(store.describe("g").unwrap().unwrap().members.len(), 2);
+    }
+
+    #[test]
+    fn subscriptions_and_partition_counts_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = GroupStore::new(dir.path());
+        let mut a = store.join("g", "a", fast()).unwrap();
+        let mut b = store.join("g", "b", fast()).unwrap();
+        // Pattern subscriptions: `a` sees t only, `b` sees t and u.
+        let sa = sub(&[("t", 2)]);
+        let sb = sub(&[("t", 2), ("u", 2)]);
+        let stable = || store.describe("g").unwrap().unwrap().state == GroupState::Stable;
+        let start = Instant::now();
+        while a.owned().len() + b.owned().len() < 4 || !stable() {
+            assert!(start.elapsed() < Duration::from_secs(5));
+            a.poll(&sa, &BTreeMap::new()).unwrap();
+            b.poll(&sb, &BTreeMap::new()).unwrap();
+        }
+        assert!(b.owned().contains(&tp("u", 0)) && b.owned().contains(&tp("u", 1)));
+        assert_eq!(a.owned().len(), 1);
+        // t grows to 4 partitions; both see it.
+        let sa = sub(&[("t", 4)]);
+        let sb = sub(&[("t", 4), ("u", 2)]);
+        while a.owned().len() + b.owned().len() < 6 || !stable() {
+            assert!(start.elapsed() < Duration::from_secs(5));
+            a.poll(&sa, &BTreeMap::new()).unwrap();
+            b.poll(&sb, &BTreeMap::new()).unwrap();
+        }
+        assert_eq!(a.owned().len(), 2);
+        let d = store.describe("g").unwrap().unwrap();
+        assert_eq!(d.state, GroupState::Stable);
+        // delete-offsets: refused for subscribed topics only.
+        store
+            .reset_offsets("h", &BTreeMap::from([(tp("t", 0), 1)]))
+            .ok();
+        let results = store
+            .delete_offsets("g", &[tp("u", 0), tp("v", 0)])
+            .unwrap();
+        assert!(results[0].1.is_err() && results[1].1.is_ok());
+    }
+
+    #[test]
+    fn crashed_member_is_taken_over_from_its_last_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = sub(&[("t", 4)]);
+        let mut a = GroupStore::new(dir.path()).join("g", "c", fast()).unwrap();
+        let mut b = GroupStore::new(dir.path()).join("g", "c", fast()).unwrap();
+        settle(&mut [&mut a, &mut b], &t, |ms| counts(ms) == [2, 2]);
+        let a_owned = a.owned().clone();
+        a.commit(&positions(&a, 500)).unwrap();
+        // Positions past the commit are lost with the crash, as in Kafka.
+        let _unsaved = positions(&a, 900);
+        drop(a); // the lock dies with the file description, as with kill -9
+
+        let start = Instant::now();
+        let mut acquired = Vec::new();
+        while b.owned().len() < 4 {
+            assert!(start.elapsed() < Duration::from_secs(3), "no takeover");
+            let pos = positions(&b, 0);
+            acquired.extend(b.poll(&t, &pos).unwrap().acquired);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Noticed at the next heartbeat check, well before the session timeout.
+        assert!(
+            start.elapsed() < fast().session_timeout,
+            "{:?}",
+            start.elapsed()
+        );
+        let expect: Vec<(TopicPartition, Option<i64>)> = a_owned
+            .iter()
+            .map(|tp| (tp.clone(), Some(500 + i64::from(tp.1))))
+            .collect();
+        assert_eq!(acquired, expect);
+        let d = GroupStore::new(dir.path()).describe("g").unwrap().unwrap();
+        assert_eq!(d.members.len(), 1);
+        assert_eq!(d.state, GroupState::Stable);
+        // The dead member's files were removed.
+        let files = fs::read_dir(dir.path().join("groups/g/members"))
+            .unwrap()
+            .count();
+        assert_eq!(files, 2);
+    }
+
+    #[test]
+    fn hung_member_is_evicted_then_fenced_and_rejoins() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = GroupStore::new(dir.path());
+        let t = sub(&[("t", 4)]);
+        let mut a = GroupStore::new(dir.path()).join("g", "c", fast()).unwrap();
+        let mut b = GroupStore::new(dir.path()).join("g", "c", fast()).unwrap();
+        settle(&mut [&mut a, &mut b], &t, |ms| counts(ms) == [2, 2]);
+        a.commit(&positions(&a, 100)).unwrap();
+        let old_id = a.member_id().to_string();
+        let a_owned = a.owned().clone();
+
+        // `a` stops polling (as under SIGSTOP); `b` keeps going and evicts it.
+        let start = Instant::now();
+        while b.owned().len() < 4 {
+            assert!(start.elapsed() < Duration::from_secs(3), "no eviction");
+            let pos = positions(&b, 0);
+            b.poll(&t, &pos).unwrap();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(start.elapsed() >= fast().session_timeout - fast().heartbeat_interval * 2);
+        for tp in &a_owned {
+            assert_eq!(
+                store.committed("g").unwrap()[tp].offset,
+                100 + i64::from(tp.1)
+            );
+        }
+
+        // `a` wakes up: its commit is fenced and changes nothing.
+        let err = a.commit(&positions(&a, 777)).unwrap_err();
+        assert!(
+            matches!(err, LocalError::MemberFenced { ref member_id, .. } if *member_id == old_id)
+        );
+        for tp in &a_owned {
+            assert_eq!(
+                store.committed("g").unwrap()[tp].offset,
+                100 + i64::from(tp.1)
+            );
+        }
+        // Its next poll revokes everything it had and rejoins with a new id.
+        let change = a.poll(&t, &positions(&a, 777)).unwrap();
+        assert!(change.fenced);
+        assert_eq!(change.revoked, a_owned.iter().cloned().collect::<Vec<_>>());
+        assert!(change.acquired.is_empty(), "b still owns everything");
+        assert_ne!(a.member_id(), old_id);
+        assert!(a.owned().is_empty());
+        for tp in &a_owned {
+            assert_eq!(
+                store.committed("g").unwrap()[tp].offset,
+                100 + i64::from(tp.1)
+            );
+        }
+        settle(&mut [&mut a, &mut b], &t, |ms| counts(ms) == [2, 2]);
+        let d = store.describe("g").unwrap().unwrap();
+        assert_eq!(d.members.len(), 2);
+        assert!(d.members.iter().all(|m| m.member_id != old_id));
+        // A fenced member's leave commits nothing.
+        let c = store.join("g", "c", fast()).unwrap();
+        let c_id = c.member_id().to_string();
+        std::thread::sleep(fast().session_timeout + Duration::from_millis(50));
+        let c_file = super::super::store::GroupDir::at(store.root(), "g").member_path(&c_id);
+        assert!(c_file.exists());
+        settle(&mut [&mut a, &mut b], &t, |_| !c_file.exists());
+        assert!(matches!(
+            c.leave(&BTreeMap::new()),
+            Err(LocalError::MemberFenced { .. })
+        ));
+    }
+
+    #[test]
+    fn threads_share_partitions_without_overlap() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let stop = Arc::new(AtomicBool::new(false));
+        let t = sub(&[("t", 10), ("u", 3)]);
+        let barrier = Arc::new(Barrier::new(3));
+        let mut handles = Vec::new();
+        for i in 0..3u64 {
+            let (root, stop, t, barrier) = (root.clone(), stop.clone(), t.clone(), barrier.clone());
+            handles.push(std::thread::spawn(move || {
+                barrier.wait();
+                std::thread::sleep(Duration::from_millis(30 * i));
+                let store = GroupStore::new(&root);
+                let mut m = store
+                    .join("g/x y ü", &format!("client-{i}"), fast())
+                    .unwrap();
+                let mut polls = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let pos = positions(&m, 1000 * (i as i64 + 1));
+                    m.poll(&t, &pos).unwrap();
+                    polls += 1;
+                    if polls % 10 == 0 {
+                        m.commit(&pos).unwrap();
+                    }
+                    // The first member leaves half way and rejoins, to force more rebalances.
+                    if i == 0 && polls == 60 {
+                        m.leave(&pos).unwrap();
+                        m = store.join("g/x y ü", "client-0", fast()).unwrap();
+                    }
+                    std::thread::sleep(Duration::from_millis(3));
+                }
+                m
+            }));
+        }
+        // Meanwhile, every consistent snapshot shows each partition owned at most once.
+        let store = GroupStore::new(&root);
+        let start = Instant::now();
+        let mut stable_seen = 0;
+        while start.elapsed() < Duration::from_millis(1500) {
+            if let Some(d) = store.describe("g/x y ü").unwrap() {
+                let mut seen = BTreeSet::new();
+                for m in &d.members {
+                    for tp in &m.assignment {
+                        assert!(seen.insert(tp.clone()), "{tp:?} owned twice: {d:?}");
+                    }
+                }
+                if d.state == GroupState::Stable && d.members.len() == 3 {
+                    assert_eq!(seen.len(), 13);
+                    stable_seen += 1;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        stop.store(true, Ordering::Relaxed);
+        let members: Vec<Member> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        assert!(stable_seen > 0);
+        let owned: usize = members.iter().map(|m| m.owned().len()).sum();
+        assert_eq!(owned, 13);
+        assert_eq!(store.list().unwrap(), vec!["g/x y ü".to_string()]);
+        for m in members {
+            m.leave(&BTreeMap::new()).unwrap();
+        }
+        assert_eq!(
+            store.describe("g/x y ü").unwrap().unwrap().state,
+            GroupState::Empty
+        );
+    }
+
+    #[test]
+    fn concurrent_commits_and_reads_never_see_a_torn_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let t = sub(&[("t", 4)]);
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut a = GroupStore::new(&root).join("g", "c", fast()).unwrap();
+        let mut b = GroupStore::new(&root).join("g", "c", fast()).unwrap();
+        settle(&mut [&mut a, &mut b], &t, |ms| counts(ms) == [2, 2]);
+        let writers: Vec<_> = [a, b]
+            .into_iter()
+            .map(|mut m| {
+                let (stop, t) = (stop.clone(), t.clone());
+                std::thread::spawn(move || {
+                    let mut k = 0;
+                    while !stop.load(Ordering::Relaxed) {
+                        k += 1;
+                        m.commit(&positions(&m, k * 10)).unwrap();
+                        m.poll(&t, &BTreeMap::new()).unwrap();
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    m
+                })
+            })
+            .collect();
+        let store = GroupStore::new(&root);
+        let mut last = BTreeMap::new();
+        let start = Instant::now();
+        let mut reads = 0;
+        while start.elapsed() < Duration::from_millis(400) {
+            let committed = store.committed("g").unwrap();
+            for (tp, c) in &committed {
+                // Every value comes from one whole commit, and they only move forward.
+                assert_eq!((c.offset - i64::from(tp.1)) % 10, 0);
+                assert!(c.offset >= *last.get(tp).unwrap_or(&0));
+                last.insert(tp.clone(), c.offset);
+            }
+            reads += 1;
+        }
+        stop.store(true, Ordering::Relaxed);
+        for w in writers {
+            w.join().unwrap().leave(&BTreeMap::new()).unwrap();
+        }
+        assert!(reads > 10 && last.len() == 4);
+    }
+
+    #[test]
+    fn quiet_polls_are_cheap() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = sub(&[("t", 100)]);
+        let mut a = GroupStore::new(dir.path())
+            .join("g", "c", MemberConfig::default())
+            .unwrap();
+        a.poll(&t, &BTreeMap::new()).unwrap();
+        let start = Instant::now();
+        for _ in 0..1000 {
+            assert!(a.poll(&t, &BTreeMap::new()).unwrap().is_empty());
+        }
+        // One small file read per poll: far below a millisecond each.
+        assert!(
+            start.elapsed() < Duration::from_millis(500),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn bad_configs_and_ids_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = GroupStore::new(dir.path());
+        let bad = MemberConfig {
+            session_timeout: Duration::from_secs(3),
+            heartbeat_interval: Duration::from_secs(3),
+        };
+        assert!(matches!(
+            store.join("g", "c", bad),
+            Err(LocalError::Invalid(_))
+        ));
+        assert!(matches!(
+            store.join("", "c", fast()),
+            Err(LocalError::Invalid(_))
+        ));
+        assert!(matches!(
+            store.join(&"x".repeat(300), "c", fast()),
+            Err(LocalError::Invalid(_))
+        ));
+        assert!(matches!(
+            store.join("g", &"x".repeat(300), fast()),
+            Err(LocalError::Invalid(_))
+        ));
+        assert!(store.list().unwrap().is_empty());
+    }
 }
