@@ -125,7 +125,10 @@ impl LogDir {
         }
         fs::create_dir_all(root.join(TOPICS_DIR))
             .context(|| format!("cannot create {}", root.join(TOPICS_DIR).display()))?;
-        write_atomically(&root.join(FORMAT_FILE), format!("{FORMAT_LINE}\n").as_bytes())
+        write_atomically(
+            &root.join(FORMAT_FILE),
+            format!("{FORMAT_LINE}\n").as_bytes(),
+        )
     }
 
     pub fn root(&self) -> &Path {
@@ -155,7 +158,9 @@ impl LogDir {
     }
 
     fn meta_path(&self, name: &str) -> PathBuf {
-        self.root.join(TOPICS_DIR).join(format!("{name}.properties"))
+        self.root
+            .join(TOPICS_DIR)
+            .join(format!("{name}.properties"))
     }
 
     /// Every topic name, sorted.
@@ -197,7 +202,9 @@ impl LogDir {
             ))
         };
         let mut props = parse_properties(&text);
-        let id = props.remove("topic.id").ok_or_else(|| damaged("no topic.id"))?;
+        let id = props
+            .remove("topic.id")
+            .ok_or_else(|| damaged("no topic.id"))?;
         let partitions = props
             .remove("partitions")
             .and_then(|p| p.parse::<u32>().ok())
@@ -333,7 +340,12 @@ impl LogDir {
                 Ok(()) => fs::remove_dir_all(&doomed)
                     .context(|| format!("cannot remove {}", doomed.display()))?,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(LocalError::io(format!("cannot remove {}", dir.display()), e)),
+                Err(e) => {
+                    return Err(LocalError::io(
+                        format!("cannot remove {}", dir.display()),
+                        e,
+                    ));
+                }
             }
         }
         sync_dir(&self.root)
@@ -374,7 +386,10 @@ pub(crate) fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
     };
     if let Err(e) = write() {
         let _ = fs::remove_file(&tmp);
-        return Err(LocalError::io(format!("cannot write {}", path.display()), e));
+        return Err(LocalError::io(
+            format!("cannot write {}", path.display()),
+            e,
+        ));
     }
     sync_dir(path.parent().unwrap_or(Path::new(".")))
 }
