@@ -235,6 +235,35 @@ fn reader_position_for(dir: &Path, base: i64, log: &File, limit: u64, offset: i6
     hint().unwrap_or(0)
 }
 
+/// Whether a time-index entry (T, O) agrees with the log: the batch holding offset O must have
+/// max timestamp T (O is the offset of the batch that set the max). This rejects zero-filled,
+/// garbage and stale entries before a lookup or retention trusts them. Found through the offset
+/// index, so it usually costs one short scan.
+fn time_entry_checks_out(
+    dir: &Path,
+    base: i64,
+    log: &File,
+    path: &Path,
+    limit: u64,
+    e: TimeEntry,
+) -> bool {
+    if e.relative_offset < 0 {
+        return false;
+    }
+    let target = base + e.relative_offset as i64;
+    let start = reader_position_for(dir, base, log, limit, target);
+    let mut scanner = Scanner::new(log, path, base, start, limit, SCAN_CHUNK);
+    loop {
+        match scanner.next() {
+            Ok(Step::Batch(b)) if b.header.last_offset() >= target => {
+                return b.header.base_offset <= target && b.header.max_timestamp == e.timestamp;
+            }
+            Ok(Step::Batch(_)) => {}
+            _ => return false,
+        }
+    }
+}
+
 /// Reads the `log-start-offset` checkpoint.
 fn read_log_start(dir: &Path) -> Result<Option<i64>> {
     let path = dir.join(LOG_START_FILE);
@@ -411,7 +440,9 @@ impl Active {
         }
         // A time entry past the end is stale (its batch was cut off or never became durable).
         if let Some(t) = last_time
-            && (t.relative_offset < 0 || base + t.relative_offset as i64 >= next)
+            && (t.relative_offset < 0
+                || base + t.relative_offset as i64 >= next
+                || !time_entry_checks_out(dir, base, log, log_path, end, t))
         {
             return Ok(None);
         }
@@ -802,20 +833,20 @@ impl PartitionLog {
         config: &PartitionConfig,
     ) -> Result<Option<i64>> {
         let path = segment_path(&self.dir, base, TIMEINDEX_SUFFIX);
+        let log_path = segment_path(&self.dir, base, LOG_SUFFIX);
+        let log = open_rw(&log_path)?;
+        let len = file_len(&log, &log_path)?;
         if let Some(f) = open_optional(&path, false)? {
-            let len = file_len(&f, &path)?;
-            if len % TIME_ENTRY_SIZE == 0
-                && len > 0
-                && let Ok(e) = read_time_entry(&f, len / TIME_ENTRY_SIZE - 1)
-                && e.relative_offset >= 0
+            let tlen = file_len(&f, &path)?;
+            if tlen % TIME_ENTRY_SIZE == 0
+                && tlen > 0
+                && let Ok(e) = read_time_entry(&f, tlen / TIME_ENTRY_SIZE - 1)
                 && base + (e.relative_offset as i64) < next_base
+                && time_entry_checks_out(&self.dir, base, &log, &log_path, len, e)
             {
                 return Ok(Some(e.timestamp));
             }
         }
-        let log_path = segment_path(&self.dir, base, LOG_SUFFIX);
-        let log = open_rw(&log_path)?;
-        let len = file_len(&log, &log_path)?;
         let rebuilt = Active::rebuild(&self.dir, base, config, log, log_path, len, true)?;
         Ok(rebuilt.tracker.max_ts.map(|(ts, _)| ts))
     }
@@ -932,7 +963,7 @@ impl PartitionLog {
     /// size. A torn tail is excluded, not repaired. Damage followed by valid data in the active
     /// segment's tail is [`LocalError::Corrupt`].
     pub fn snapshot(&self) -> Result<Snapshot> {
-        let _lock = self.lock(LockMode::Shared)?;
+        let lock = self.lock(LockMode::Shared)?;
         let bases = self.segment_bases()?;
         let checkpoint = read_log_start(&self.dir)?;
         let n = bases.len();
@@ -947,7 +978,17 @@ impl PartitionLog {
                 size,
             });
         }
-        let (size, log_end) = self.reader_tail(bases[n - 1])?;
+        let (size, log_end, active) = self.reader_tail(bases[n - 1])?;
+        drop(lock);
+        // Bytes a writer wrote but did not fdatasync before it was killed may be about to be
+        // served; make them durable first so a reader never sees data that can vanish. Done
+        // after unlocking (writers never cut below a valid end) to keep the shared lock short.
+        active.sync_data().context(|| {
+            format!(
+                "cannot fdatasync {}",
+                segment_path(&self.dir, bases[n - 1], LOG_SUFFIX).display()
+            )
+        })?;
         segments.push(SegmentInfo {
             base_offset: bases[n - 1],
             size,
@@ -966,13 +1007,9 @@ impl PartitionLog {
     }
 
     /// The active segment's valid size and next offset, as a reader (no repair).
-    fn reader_tail(&self, base: i64) -> Result<(u64, i64)> {
+    fn reader_tail(&self, base: i64) -> Result<(u64, i64, File)> {
         let path = segment_path(&self.dir, base, LOG_SUFFIX);
         let log = File::open(&path).context(|| format!("cannot open {}", path.display()))?;
-        // Bytes a writer wrote but did not fdatasync before it was killed are about to be
-        // served; make them durable first so a reader never sees data that can vanish.
-        log.sync_data()
-            .context(|| format!("cannot fdatasync {}", path.display()))?;
         let len = file_len(&log, &path)?;
         let hint = reader_last_entry(&self.dir, base, &log, len).map(|e| e.position as u64);
         for start in hint.into_iter().chain([0]) {
@@ -1000,9 +1037,9 @@ impl PartitionLog {
                     format!("{reason}; a valid batch follows at byte {good}"),
                 ));
             }
-            return Ok((scanner.position(), next));
+            return Ok((scanner.position(), next, log));
         }
-        Ok((0, base)) // not reached: the scan from position 0 always returns above
+        Ok((0, base, log)) // not reached: the scan from position 0 always returns above
     }
 
     fn out_of_range_now(&self, offset: i64) -> LocalError {
@@ -1125,6 +1162,7 @@ impl PartitionLog {
             let in_segment = |e: &TimeEntry| {
                 e.relative_offset >= 0
                     && next_base.is_none_or(|nb| base + (e.relative_offset as i64) < nb)
+                    && time_entry_checks_out(&self.dir, base, &log, &path, seg.size, *e)
             };
             // A closed segment's last time entry is its max timestamp (written at close).
             if let (Some(_), Some(last)) = (next_base, last)
