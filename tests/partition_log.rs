@@ -771,3 +771,49 @@ fn concurrent_writers_and_readers_see_no_loss_duplication_or_interleaving() {
     }
     assert!(segment_bases(&dir).len() > 2);
 }
+
+/// Throughput check (run with `cargo test --release -- --ignored throughput --nocapture`):
+/// 100 MB of 16 KiB batches appended in 4 MiB calls, then read back.
+#[test]
+#[ignore]
+fn throughput_of_bulk_appends() {
+    let tmp =
+        tempfile::tempdir_in(std::env::var("KAFKIT_BENCH_DIR").unwrap_or(".".into())).unwrap();
+    let (_dir, log) = new_log(tmp.path());
+    let cfg = PartitionConfig::default();
+    let mut one = BatchBuilder::new(Compression::None);
+    let value = vec![b'x'; 1000];
+    while one.size() < 16 * 1024 - 1100 {
+        one.append(now_ms(), None, Some(&value), &[]);
+    }
+    let batch = one.build(0).unwrap();
+    let per_call = 4 * 1024 * 1024 / batch.len();
+    let calls = 100 * 1024 * 1024 / (per_call * batch.len());
+    let start = std::time::Instant::now();
+    for _ in 0..calls {
+        let mut buf = batch.repeat(per_call);
+        log.append(&mut buf, &cfg).unwrap();
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let mb = (calls * per_call * batch.len()) as f64 / 1e6;
+    println!("append: {mb:.0} MB in {secs:.2} s = {:.0} MB/s", mb / secs);
+    let start = std::time::Instant::now();
+    let snap = log.snapshot().unwrap();
+    let (mut next, mut bytes) = (0, 0);
+    while next < snap.log_end_offset {
+        let b = log.read(&snap, next, 1 << 20).unwrap();
+        bytes += b.len();
+        let mut it = BatchIter::new(&b);
+        let mut last = None;
+        for x in it.by_ref() {
+            last = Some(BatchHeader::parse(x.unwrap()).unwrap());
+        }
+        next = last.unwrap().next_offset();
+    }
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "read: {:.0} MB in {secs:.2} s = {:.0} MB/s",
+        bytes as f64 / 1e6,
+        bytes as f64 / 1e6 / secs
+    );
+}
