@@ -1,1 +1,211 @@
-//! placeholder
+//! The four tools' command lines: clap definitions, Kafka's validation and messages, output.
+//!
+//! - [`topics`], [`producer`], [`consumer`], [`groups`]: one module per tool, each with
+//!   `command()` (the clap definition) and `main()`.
+//! - [`line_reader`], [`formatter`]: the console tools' LineMessageReader and
+//!   DefaultMessageFormatter.
+//! - [`properties`]: `key=value` options and Java properties files.
+//! - [`signals`]: Ctrl-C handling.
+//!
+//! Exit codes: 0 ok, 1 runtime error, 2 usage error, 130 interrupted. Errors and warnings go to
+//! stderr, results to stdout.
+
+pub mod consumer;
+pub mod formatter;
+pub mod groups;
+pub mod line_reader;
+pub mod producer;
+pub mod properties;
+pub mod signals;
+pub mod topics;
+
+use std::process::ExitCode;
+
+/// The Apache Kafka tool version whose behaviour kafkit mirrors.
+pub const KAFKA_VERSION: &str = "4.3.1";
+
+/// How a tool run failed; each maps to an exit code.
+#[derive(Debug)]
+pub enum CliError {
+    /// Bad flags or values: exit 2.
+    Usage(String),
+    /// The command could not be carried out: exit 1.
+    Runtime(anyhow::Error),
+    /// Ctrl-C: exit 130.
+    Interrupted,
+}
+
+impl From<anyhow::Error> for CliError {
+    fn from(e: anyhow::Error) -> Self {
+        CliError::Runtime(e)
+    }
+}
+
+impl From<crate::local::LocalError> for CliError {
+    fn from(e: crate::local::LocalError) -> Self {
+        CliError::Runtime(e.into())
+    }
+}
+
+impl From<crate::backend::BackendError> for CliError {
+    fn from(e: crate::backend::BackendError) -> Self {
+        CliError::Runtime(e.into())
+    }
+}
+
+/// Shorthand for a usage error.
+pub fn usage<T>(msg: impl Into<String>) -> Result<T, CliError> {
+    Err(CliError::Usage(msg.into()))
+}
+
+/// Runs a tool: parses arguments with `cmd`, calls `run`, prints errors (runtime errors after
+/// the tool's `error_prefix`, as Kafka's tools print them) and picks the exit code.
+///
+/// `--version` prints the mirrored Kafka version and kafkit's own; with no arguments at all the
+/// help goes to stderr with a usage-error exit, as Kafka's tools do.
+pub fn run_tool(
+    cmd: clap::Command,
+    error_prefix: &str,
+    run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
+) -> ExitCode {
+    let mut cmd = cmd
+        .disable_version_flag(true)
+        .arg(
+            clap::Arg::new("version")
+                .long("version")
+                .help("Print the Kafka version this tool mirrors and kafkit's version")
+                .action(clap::ArgAction::SetTrue)
+                .help_heading("Other"),
+        )
+        .arg(
+            clap::Arg::new("log-dir")
+                .long("log-dir")
+                .value_name("DIR")
+                .value_parser(clap::value_parser!(std::path::PathBuf))
+                .help("Embedded log directory [default: $KAFKIT_LOG_DIR, else $XDG_DATA_HOME/kafkit]")
+                .help_heading("Connection"),
+        );
+    let name = cmd.get_name().to_string();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.len() <= 1 {
+        let _ = cmd.write_long_help(&mut std::io::stderr());
+        return ExitCode::from(2);
+    }
+    let matches = match cmd.try_get_matches_from_mut(args) {
+        Ok(m) => m,
+        Err(e) => return clap_error(&name, e),
+    };
+    if matches.get_flag("version") {
+        println!("{KAFKA_VERSION} (kafkit {})", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
+    match run(&matches) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::Usage(msg)) => {
+            eprintln!("{msg} (see {name} --help)");
+            ExitCode::from(2)
+        }
+        Err(CliError::Runtime(e)) => {
+            eprintln!("{error_prefix}{}", error_chain(&e));
+            ExitCode::from(1)
+        }
+        Err(CliError::Interrupted) => ExitCode::from(130),
+    }
+}
+
+/// One line: an error and its causes, joined with ": ", skipping causes already in the text.
+pub fn error_chain(e: &anyhow::Error) -> String {
+    let mut out = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !out.contains(&c) {
+            out.push_str(": ");
+            out.push_str(&c);
+        }
+    }
+    out
+}
+
+/// Turns clap's parse errors into jopt-simple's one-line messages (Kafka's wording).
+fn clap_error(name: &str, e: clap::Error) -> ExitCode {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let ctx = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => s.clone(),
+        Some(ContextValue::Strings(v)) => v.join(", "),
+        _ => String::new(),
+    };
+    let option = |arg: String| {
+        arg.split_whitespace()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches('-')
+            .to_string()
+    };
+    let msg = match e.kind() {
+        ErrorKind::UnknownArgument => {
+            let arg = ctx(ContextKind::InvalidArg);
+            format!("{} is not a recognized option", arg.trim_start_matches('-'))
+        }
+        ErrorKind::InvalidValue if ctx(ContextKind::InvalidValue).is_empty() => {
+            format!(
+                "Option {} requires an argument",
+                option(ctx(ContextKind::InvalidArg))
+            )
+        }
+        ErrorKind::ValueValidation | ErrorKind::InvalidValue => format!(
+            "Cannot parse argument '{}' of option {}",
+            ctx(ContextKind::InvalidValue),
+            option(ctx(ContextKind::InvalidArg))
+        ),
+        ErrorKind::ArgumentConflict => {
+            let arg = option(ctx(ContextKind::InvalidArg));
+            let other = option(ctx(ContextKind::PriorArg));
+            if arg == other || other.is_empty() {
+                format!("Found multiple arguments for option {arg}, but you asked for only one")
+            } else {
+                format!("Option \"[{arg}]\" can't be used with option \"[{other}]\"")
+            }
+        }
+        _ => e
+            .render()
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or("invalid arguments")
+            .trim_start_matches("error: ")
+            .to_string(),
+    };
+    eprintln!("{msg} (see {name} --help)");
+    ExitCode::from(2)
+}
+
+/// Common connection arguments: `--bootstrap-server` and `--command-config`.
+pub fn connection_args(cmd: clap::Command) -> clap::Command {
+    cmd.arg(
+        clap::Arg::new("bootstrap-server")
+            .long("bootstrap-server")
+            .value_name("host:port")
+            .help("Kafka cluster to connect to (omit to use the embedded log)")
+            .help_heading("Connection"),
+    )
+}
+
+/// Opens the backend from the common connection arguments.
+pub fn open_backend(
+    m: &clap::ArgMatches,
+    command_config: Option<&properties::Properties>,
+) -> Result<crate::backend::Backend, CliError> {
+    let servers = m
+        .get_one::<String>("bootstrap-server")
+        .cloned()
+        .or_else(|| command_config.and_then(|c| c.get("bootstrap.servers").cloned()));
+    let log_dir = m.get_one::<std::path::PathBuf>("log-dir");
+    Ok(crate::backend::Backend::open(
+        servers.as_deref(),
+        log_dir.map(|p| p.as_path()),
+    )?)
+}

@@ -1,0 +1,5 @@
+//! The `kafka-consumer-groups` tool; everything lives in `kafkit::cli::groups`.
+
+fn main() -> std::process::ExitCode {
+    kafkit::cli::groups::main()
+}

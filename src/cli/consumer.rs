@@ -1,0 +1,491 @@
+//! `kafka-console-consumer`: prints records of the embedded log (Kafka's `ConsoleConsumer`).
+//!
+//! It assigns itself every partition of `--topic` (or of the topics matching `--include`), or
+//! one `--partition`, and tails them by polling each partition's end every few tens of
+//! milliseconds until `--max-messages`, `--timeout-ms`, Ctrl-C or a closed stdout.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::anyhow;
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use regex::Regex;
+
+use super::formatter::{Formatter, FormatterKind};
+use super::properties::{self, Properties};
+use super::signals::Interrupt;
+use super::{CliError, connection_args, open_backend, run_tool, usage};
+use crate::backend::Backend;
+use crate::local::{LocalError, LogDir, PartitionLog, topic_name};
+use crate::record::{BatchHeader, BatchIter, for_each_record};
+
+/// How long the consumer sleeps when every partition is caught up.
+const POLL_INTERVAL: Duration = Duration::from_millis(20);
+/// How often topic metadata is re-read (new partitions, new topics for `--include`).
+const METADATA_REFRESH: Duration = Duration::from_millis(500);
+/// Bytes read from one partition per round.
+const FETCH_BYTES: usize = 1024 * 1024;
+
+fn opt(name: &'static str, value_name: &'static str, help: &'static str) -> Arg {
+    Arg::new(name)
+        .long(name)
+        .value_name(value_name)
+        .help(help)
+        .help_heading("Consumer")
+}
+
+/// The clap definition of `kafka-console-consumer`.
+pub fn command() -> Command {
+    let cmd = Command::new("kafka-console-consumer")
+        .about("This tool helps to read data from Kafka topics and outputs it to standard output.")
+        .arg(opt("topic", "topic", "The topic to consume on."))
+        .arg(opt("include", "Java regex (String)", "Regular expression of the topics to consume (whole-name match)."))
+        .arg(opt("partition", "Integer: partition", "The partition to consume from; starts at the end unless --offset or --from-beginning.").value_parser(clap::value_parser!(i32)))
+        .arg(opt("offset", "consume offset", "earliest, latest or a non-negative offset (with --partition) [default: latest]."))
+        .arg(Arg::new("from-beginning").long("from-beginning").action(ArgAction::SetTrue).help("Start with the earliest message present in the log.").help_heading("Consumer"))
+        .arg(opt("group", "consumer group id", "The consumer group id of the consumer."))
+        .arg(opt("max-messages", "Integer: num_messages", "Exit after consuming this many messages.").value_parser(clap::value_parser!(i32)))
+        .arg(opt("timeout-ms", "Integer: timeout_ms", "Exit if no message is available for consumption for this long.").value_parser(clap::value_parser!(i64)))
+        .arg(Arg::new("skip-message-on-error").long("skip-message-on-error").action(ArgAction::SetTrue).help("Skip a message that cannot be formatted instead of stopping.").help_heading("Consumer"))
+        .arg(opt("formatter", "class", "DefaultMessageFormatter, LoggingMessageFormatter or NoOpMessageFormatter."))
+        .arg(opt("formatter-property", "prop", "A formatter property key=value (repeatable).").action(ArgAction::Append))
+        .arg(opt("property", "prop", "Deprecated: use --formatter-property.").action(ArgAction::Append))
+        .arg(opt("formatter-config", "config file", "Formatter properties file."))
+        .arg(opt("key-deserializer", "deserializer for key", "Deserializer class for keys (formatter property key.deserializer)."))
+        .arg(opt("value-deserializer", "deserializer for values", "Deserializer class for values (formatter property value.deserializer)."))
+        .arg(opt("command-property", "consumer_prop", "A consumer property key=value (repeatable).").action(ArgAction::Append))
+        .arg(opt("consumer-property", "consumer_prop", "Deprecated: use --command-property.").action(ArgAction::Append))
+        .arg(opt("command-config", "config file", "Consumer properties file."))
+        .arg(opt("consumer.config", "config file", "Deprecated: use --command-config."))
+        .arg(opt("isolation-level", "isolation level", "read_committed or read_uncommitted [default: read_uncommitted]."))
+        .arg(Arg::new("enable-systest-events").long("enable-systest-events").action(ArgAction::SetTrue).help("Print shutdown_complete when the consumer stops.").help_heading("Consumer"));
+    connection_args(cmd)
+}
+
+/// Entry point of the `kafka-console-consumer` binary.
+pub fn main() -> ExitCode {
+    run_tool(command(), "", run)
+}
+
+/// Where a partition starts when there is no explicit offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reset {
+    Earliest,
+    Latest,
+}
+
+/// What to consume.
+#[derive(Debug)]
+enum Subscription {
+    Topic(String),
+    Pattern(Regex),
+    Partition { topic: String, partition: u32, start: Start },
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Start {
+    Earliest,
+    Latest,
+    Offset(i64),
+}
+
+struct Options {
+    subscription: Subscription,
+    reset: Reset,
+    max_messages: Option<u64>,
+    timeout: Option<Duration>,
+    skip_errors: bool,
+    formatter: Formatter,
+    systest: bool,
+}
+
+fn deprecated_pair(m: &ArgMatches, new: &str, old: &str, warn: bool) -> Result<(), CliError> {
+    if m.contains_id(new) && m.contains_id(old) {
+        return usage(format!("Options --{old} and --{new} cannot be specified together."));
+    }
+    if warn && m.contains_id(old) {
+        eprintln!(
+            "Option --{old} is deprecated and will be removed in a future version. Use --{new} instead."
+        );
+    }
+    Ok(())
+}
+
+fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
+    let topic = m.get_one::<String>("topic");
+    let include = m.get_one::<String>("include");
+    if topic.is_some() == include.is_some() {
+        return usage("Exactly one of the following arguments is required: [topic], [include]");
+    }
+    let partition = m.get_one::<i32>("partition");
+    if partition.is_some() && topic.is_none() {
+        return usage("The topic is required when partition is specified.");
+    }
+    if partition.is_some() && m.get_flag("from-beginning") && m.contains_id("offset") {
+        return usage("Options from-beginning and offset cannot be specified together.");
+    }
+    if partition.is_none() && m.contains_id("offset") {
+        return usage("The partition is required when offset is specified.");
+    }
+    deprecated_pair(m, "command-property", "consumer-property", true)?;
+    deprecated_pair(m, "command-config", "consumer.config", true)?;
+    deprecated_pair(m, "formatter-property", "property", true)?;
+
+    let mut command = Properties::new();
+    if let Some(path) = m.get_one::<String>("command-config").or(m.get_one::<String>("consumer.config")) {
+        command.extend(properties::load_file(path.as_ref())?);
+    }
+    let pairs = m.get_many::<String>("command-property").or(m.get_many::<String>("consumer-property"));
+    command.extend(properties::parse_pairs(pairs.into_iter().flatten()));
+
+    if m.contains_id("group") || command.contains_key("group.id") {
+        if partition.is_some() {
+            return usage("Options group and partition cannot be specified together.");
+        }
+        return usage(
+            "--group (and group.id) are not supported on the embedded log yet; consumer groups come in the next kafkit release. Omit them to consume without a group",
+        );
+    }
+    let from_beginning = m.get_flag("from-beginning");
+    let reset = match command.get("auto.offset.reset").map(|v| v.trim().to_string()) {
+        None => {
+            if from_beginning {
+                Reset::Earliest
+            } else {
+                Reset::Latest
+            }
+        }
+        Some(v) if from_beginning && v != "earliest" => {
+            return Err(anyhow!(
+                "Can't simultaneously specify --from-beginning and 'auto.offset.reset={v}', please remove one option"
+            )
+            .into());
+        }
+        Some(v) if v == "earliest" => Reset::Earliest,
+        Some(v) if v == "latest" || v == "none" => Reset::Latest,
+        Some(v) => {
+            return usage(format!(
+                "Invalid value {v} for configuration auto.offset.reset: String must be one of: latest, earliest, none"
+            ));
+        }
+    };
+    let isolation = m
+        .get_one::<String>("isolation-level")
+        .or(command.get("isolation.level"))
+        .map_or("read_uncommitted", |s| s.as_str());
+    if !["read_committed", "read_uncommitted"].contains(&isolation) {
+        return usage(format!(
+            "Invalid value {isolation} for configuration isolation.level: String must be one of: read_committed, read_uncommitted"
+        ));
+    }
+
+    let subscription = match (topic, include, partition) {
+        (Some(topic), _, Some(p)) => {
+            if *p < 0 {
+                return usage(format!("Invalid partition {p}: partitions are numbered from 0"));
+            }
+            let start = match m.get_one::<String>("offset") {
+                Some(o) if o.eq_ignore_ascii_case("earliest") => Start::Earliest,
+                Some(o) if o.eq_ignore_ascii_case("latest") => Start::Latest,
+                Some(o) => match o.parse::<i64>() {
+                    Ok(n) if n >= 0 => Start::Offset(n),
+                    _ => {
+                        return usage(format!(
+                            "The provided offset value '{o}' is incorrect. Valid values are 'earliest', 'latest', or a non-negative long."
+                        ));
+                    }
+                },
+                None if from_beginning => Start::Earliest,
+                None => Start::Latest,
+            };
+            Subscription::Partition { topic: topic.clone(), partition: *p as u32, start }
+        }
+        (Some(topic), _, None) => Subscription::Topic(topic.clone()),
+        (None, Some(pattern), _) => Subscription::Pattern(
+            Regex::new(&format!("^(?:{pattern})$"))
+                .map_err(|e| CliError::Usage(format!("--include '{pattern}' is not a valid regular expression: {e}")))?,
+        ),
+        (None, None, _) => unreachable!("checked above"),
+    };
+
+    let mut fprops = Properties::new();
+    if let Some(path) = m.get_one::<String>("formatter-config") {
+        fprops.extend(properties::load_file(path.as_ref())?);
+    }
+    let pairs = m.get_many::<String>("formatter-property").or(m.get_many::<String>("property"));
+    fprops.extend(properties::parse_pairs(pairs.into_iter().flatten()));
+    if let Some(d) = m.get_one::<String>("key-deserializer") {
+        fprops.insert("key.deserializer".into(), d.clone());
+    }
+    if let Some(d) = m.get_one::<String>("value-deserializer") {
+        fprops.insert("value.deserializer".into(), d.clone());
+    }
+    let kind = match m.get_one::<String>("formatter") {
+        Some(class) => FormatterKind::from_class(class).map_err(CliError::Usage)?,
+        None => FormatterKind::Default,
+    };
+    let formatter = Formatter::new(kind, &fprops).map_err(CliError::Usage)?;
+    let max_messages = m.get_one::<i32>("max-messages").map(|n| (*n).max(0) as u64);
+    let timeout = m
+        .get_one::<i64>("timeout-ms")
+        .filter(|t| **t >= 0)
+        .map(|t| Duration::from_millis(*t as u64));
+    Ok((
+        Options {
+            subscription,
+            reset,
+            max_messages,
+            timeout,
+            skip_errors: m.get_flag("skip-message-on-error"),
+            formatter,
+            systest: m.get_flag("enable-systest-events"),
+        },
+        command,
+    ))
+}
+
+fn run(m: &ArgMatches) -> Result<(), CliError> {
+    let (opts, command) = options(m)?;
+    let Backend::Local(dir) = open_backend(m, Some(&command))?;
+    let interrupt = Interrupt::install();
+    let mut consumer = Consumer::new(dir, &opts);
+    let result = consumer.run(&opts, &interrupt);
+    eprintln!("Processed a total of {} messages", consumer.count);
+    if opts.systest {
+        println!("shutdown_complete");
+    }
+    result
+}
+
+/// One assigned partition and the next offset to print.
+struct Assigned {
+    topic: String,
+    partition: u32,
+    log: PartitionLog,
+    position: i64,
+}
+
+struct Consumer {
+    dir: LogDir,
+    assigned: Vec<Assigned>,
+    /// Partitions known per topic, to notice new partitions and topics.
+    known: std::collections::BTreeMap<String, u32>,
+    count: u64,
+    warned_missing: bool,
+    out: Vec<u8>,
+    scratch: Vec<u8>,
+    last_record: Instant,
+}
+
+/// Why the loop ended.
+enum Stop {
+    Done,
+    BrokenPipe,
+}
+
+impl Consumer {
+    fn new(dir: LogDir, _opts: &Options) -> Self {
+        Consumer {
+            dir,
+            assigned: Vec::new(),
+            known: Default::default(),
+            count: 0,
+            warned_missing: false,
+            out: Vec::with_capacity(FETCH_BYTES + 4096),
+            scratch: Vec::new(),
+            last_record: Instant::now(),
+        }
+    }
+
+    fn run(&mut self, opts: &Options, interrupt: &Interrupt) -> Result<(), CliError> {
+        let mut last_refresh: Option<Instant> = None;
+        loop {
+            if last_refresh.is_none_or(|t| t.elapsed() >= METADATA_REFRESH) {
+                self.refresh(opts)?;
+                last_refresh = Some(Instant::now());
+            }
+            let (progress, stop) = self.poll(opts)?;
+            match self.write_out() {
+                Ok(()) => {}
+                Err(Stop::BrokenPipe) => {
+                    eprintln!("Unable to write to standard out, closing consumer.");
+                    return Ok(());
+                }
+                Err(Stop::Done) => unreachable!(),
+            }
+            if let Some(Stop::Done) = stop {
+                return Ok(());
+            }
+            if interrupt.is_set() {
+                return Err(CliError::Interrupted);
+            }
+            if !progress {
+                if opts.timeout.is_some_and(|t| self.last_record.elapsed() >= t) {
+                    return Ok(());
+                }
+                std::thread::sleep(POLL_INTERVAL);
+            }
+        }
+    }
+
+    fn write_out(&mut self) -> Result<(), Stop> {
+        if self.out.is_empty() {
+            return Ok(());
+        }
+        let mut stdout = std::io::stdout().lock();
+        let result = stdout.write_all(&self.out).and_then(|_| stdout.flush());
+        self.out.clear();
+        match result {
+            Ok(()) => Ok(()),
+            Err(_) => Err(Stop::BrokenPipe),
+        }
+    }
+
+    /// Re-reads topic metadata: assigns new topics and partitions, warns once about a missing topic.
+    fn refresh(&mut self, opts: &Options) -> Result<(), CliError> {
+        let wanted: Vec<(String, Option<u32>, Option<Start>)> = match &opts.subscription {
+            Subscription::Topic(t) => vec![(t.clone(), None, None)],
+            Subscription::Partition { topic, partition, start } => {
+                vec![(topic.clone(), Some(*partition), Some(*start))]
+            }
+            Subscription::Pattern(re) => self
+                .dir
+                .topic_names()?
+                .into_iter()
+                .filter(|n| re.is_match(n) && !topic_name::is_internal(n))
+                .map(|n| (n, None, None))
+                .collect(),
+        };
+        for (topic, only, start) in wanted {
+            let Some(meta) = self.dir.topic(&topic)? else {
+                if !matches!(opts.subscription, Subscription::Pattern(_)) && !self.warned_missing {
+                    eprintln!(
+                        "WARN: Topic '{topic}' does not exist in {} yet; waiting for it to be created.",
+                        self.dir.root().display()
+                    );
+                    self.warned_missing = true;
+                }
+                continue;
+            };
+            if let Some(p) = only {
+                if p >= meta.partitions {
+                    return Err(anyhow!(
+                        "Topic '{topic}' has {} partition(s) (0..{}); partition {p} does not exist",
+                        meta.partitions,
+                        meta.partitions - 1
+                    )
+                    .into());
+                }
+            }
+            let known = self.known.get(&topic).copied().unwrap_or(0);
+            let first = match only {
+                Some(p) => p,
+                None => known,
+            };
+            let last = match only {
+                Some(p) => p + 1,
+                None => meta.partitions,
+            };
+            if known >= last {
+                continue;
+            }
+            for p in first..last {
+                let log = self.dir.partition(&topic, p)?;
+                let snap = log.snapshot()?;
+                let position = match start {
+                    Some(Start::Earliest) => snap.log_start_offset,
+                    Some(Start::Latest) => snap.log_end_offset,
+                    Some(Start::Offset(o)) if (snap.log_start_offset..=snap.log_end_offset).contains(&o) => o,
+                    _ => match opts.reset {
+                        Reset::Earliest => snap.log_start_offset,
+                        Reset::Latest => snap.log_end_offset,
+                    },
+                };
+                self.assigned.push(Assigned { topic: topic.clone(), partition: p, log, position });
+            }
+            self.known.insert(topic, last);
+        }
+        Ok(())
+    }
+
+    /// One round over the assigned partitions. Returns whether any record was read, and
+    /// `Some(Stop::Done)` when `--max-messages` was reached.
+    fn poll(&mut self, opts: &Options) -> Result<(bool, Option<Stop>), CliError> {
+        let mut progress = false;
+        for a in &mut self.assigned {
+            let snap = a.log.snapshot()?;
+            if a.position < snap.log_start_offset {
+                // Retention removed what we were about to read: reset as Kafka's consumer does.
+                a.position = match opts.reset {
+                    Reset::Earliest => snap.log_start_offset,
+                    Reset::Latest => snap.log_end_offset,
+                };
+            }
+            if a.position >= snap.log_end_offset {
+                continue;
+            }
+            let data = match a.log.read(&snap, a.position, FETCH_BYTES) {
+                Ok(data) => data,
+                Err(LocalError::Invalid(_)) => continue,
+                Err(e) => return Err(e.into()),
+            };
+            for batch in BatchIter::new(&data) {
+                let batch = batch.map_err(|e| anyhow!("{e} in partition {}-{}", a.topic, a.partition))?;
+                let header = BatchHeader::parse(batch).map_err(anyhow::Error::from)?;
+                if header.next_offset() <= a.position {
+                    continue;
+                }
+                if header.is_control() {
+                    a.position = header.next_offset();
+                    continue;
+                }
+                let ts_type = header.timestamp_type();
+                let mut done = false;
+                let mut failure = None;
+                let position = &mut a.position;
+                let partition = a.partition as i32;
+                let out = &mut self.out;
+                let count = &mut self.count;
+                for_each_record(batch, &mut self.scratch, |r| {
+                    if done || r.offset < *position {
+                        return Ok(());
+                    }
+                    *count += 1;
+                    *position = r.offset + 1;
+                    progress = true;
+                    if let Err(e) = opts.formatter.format(partition, ts_type, &r, out) {
+                        if opts.skip_errors {
+                            eprintln!("ERROR Error processing message, skipping this message: {e}");
+                        } else {
+                            failure = Some(e);
+                            done = true;
+                        }
+                    }
+                    if opts.max_messages.is_some_and(|max| *count >= max) {
+                        done = true;
+                    }
+                    Ok(())
+                })
+                .map_err(|e| anyhow!("{e} in partition {}-{}", a.topic, a.partition))?;
+                if let Some(e) = failure {
+                    return Err(anyhow!("Unknown error when running consumer: {e}").into());
+                }
+                if done {
+                    self.last_record = Instant::now();
+                    return Ok((true, Some(Stop::Done)));
+                }
+                if a.position < header.next_offset() {
+                    a.position = header.next_offset();
+                }
+            }
+        }
+        if opts.max_messages == Some(0) {
+            return Ok((progress, Some(Stop::Done)));
+        }
+        if progress {
+            self.last_record = Instant::now();
+        }
+        Ok((progress, None))
+    }
+}

@@ -1,0 +1,521 @@
+//! `kafka-console-producer`: standard-input lines become records (Kafka's `ConsoleProducer`
+//! with `LineMessageReader`).
+//!
+//! A reader thread feeds stdin in chunks; the main thread splits lines, builds record batches
+//! per partition and flushes them (one write and one fdatasync per partition) when the input
+//! pauses past the linger, every few MiB, on `--sync` after each record, and at the end.
+
+use std::io::{IsTerminal, Read, Write};
+use std::process::ExitCode;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, anyhow};
+use clap::{Arg, ArgAction, ArgMatches, Command};
+
+use super::line_reader::LineReader;
+use super::properties::{self, Properties};
+use super::signals::Interrupt;
+use super::{CliError, connection_args, open_backend, run_tool, usage};
+use crate::backend::Backend;
+use crate::local::lock::LockMode;
+use crate::local::{LocalError, LogDir, TopicMeta, topic_name};
+use crate::partitioner::Partitioner;
+use crate::record::{BATCH_OVERHEAD, BatchBuilder, Compression};
+
+/// Pending bytes that trigger a flush even while input keeps coming.
+const FLUSH_BYTES: usize = 4 * 1024 * 1024;
+/// How much stdin one read takes.
+const READ_CHUNK: usize = 256 * 1024;
+/// How often the main loop wakes to check for Ctrl-C while idle.
+const TICK: Duration = Duration::from_millis(100);
+const LINE_READER: &str = "org.apache.kafka.tools.LineMessageReader";
+
+fn opt(name: &'static str, value_name: &'static str, help: &'static str) -> Arg {
+    Arg::new(name)
+        .long(name)
+        .value_name(value_name)
+        .help(help)
+        .help_heading("Producer")
+}
+
+fn num<T: Clone + Send + Sync + 'static + std::str::FromStr>(
+    name: &'static str,
+    help: &'static str,
+) -> Arg
+where
+    T::Err: std::error::Error + Send + Sync + 'static,
+{
+    opt(name, "Integer", help).value_parser(clap::builder::ValueParser::new(
+        |s: &str| -> Result<T, String> { s.parse::<T>().map_err(|_| s.to_string()) },
+    ))
+}
+
+/// The clap definition of `kafka-console-producer`.
+pub fn command() -> Command {
+    let cmd = Command::new("kafka-console-producer")
+        .about("This tool helps to read data from standard input and publish it to Kafka.")
+        .arg(opt("topic", "topic", "The topic to produce messages to (required)."))
+        .arg(
+            Arg::new("sync")
+                .long("sync")
+                .action(ArgAction::SetTrue)
+                .help("Send each message synchronously: flush and fsync it before reading the next line.")
+                .help_heading("Producer"),
+        )
+        .arg(
+            opt("compression-codec", "compression-codec", "none, gzip, snappy, lz4 or zstd; without a value, gzip.")
+                .num_args(0..=1)
+                .default_missing_value("gzip"),
+        )
+        .arg(num::<i32>("batch-size", "Bytes of records sent in one batch [default: 16384]."))
+        .arg(num::<i32>("max-partition-memory-bytes", "Deprecated: use --batch-size."))
+        .arg(num::<i32>("message-send-max-retries", "Retries before giving up on a send [default: 3]."))
+        .arg(num::<i64>("retry-backoff-ms", "Wait before retrying a send [default: 100]."))
+        .arg(num::<i64>("timeout", "Linger: the longest a record waits before it is sent, in ms [default: 1000]."))
+        .arg(opt("request-required-acks", "acks", "Acks required from the broker: -1/all, 0 or 1 [default: -1]."))
+        .arg(num::<i32>("request-timeout-ms", "Request timeout in ms [default: 1500]."))
+        .arg(num::<i64>("metadata-expiry-ms", "Metadata refresh period in ms [default: 300000]."))
+        .arg(num::<i64>("max-block-ms", "Longest a send blocks in ms [default: 60000]."))
+        .arg(num::<i64>("max-memory-bytes", "Producer buffer memory [default: 33554432]."))
+        .arg(num::<i32>("socket-buffer-size", "Socket send buffer [default: 102400]."))
+        .arg(opt("line-reader", "reader_class", "The record reader class [default: org.apache.kafka.tools.LineMessageReader]."))
+        .arg(opt("reader-property", "prop", "A LineMessageReader property key=value (repeatable).").action(ArgAction::Append))
+        .arg(opt("property", "prop", "Deprecated: use --reader-property.").action(ArgAction::Append))
+        .arg(opt("reader-config", "config file", "LineMessageReader properties file."))
+        .arg(opt("command-property", "producer_prop", "A producer property key=value (repeatable).").action(ArgAction::Append))
+        .arg(opt("producer-property", "producer_prop", "Deprecated: use --command-property.").action(ArgAction::Append))
+        .arg(opt("command-config", "config file", "Producer properties file."))
+        .arg(opt("producer.config", "config file", "Deprecated: use --command-config."));
+    connection_args(cmd)
+}
+
+/// Entry point of the `kafka-console-producer` binary.
+pub fn main() -> ExitCode {
+    run_tool(command(), "", run)
+}
+
+/// Settings that shape the local producer.
+struct Settings {
+    topic: String,
+    sync: bool,
+    linger: Duration,
+    batch_size: usize,
+    compression: Compression,
+}
+
+fn deprecated_pair(
+    m: &ArgMatches,
+    new: &str,
+    old: &str,
+) -> Result<Option<&'static str>, CliError> {
+    if m.contains_id(new) && m.contains_id(old) {
+        return usage(format!("Options --{new} and --{old} cannot be specified together."));
+    }
+    if m.contains_id(old) {
+        eprintln!(
+            "Warning: --{old} is deprecated and will be removed in a future version. Use --{new} instead."
+        );
+    }
+    Ok(None)
+}
+
+fn settings(m: &ArgMatches) -> Result<(Settings, Properties, Properties), CliError> {
+    let Some(topic) = m.get_one::<String>("topic").cloned() else {
+        return usage("Missing required argument \"[topic]\"");
+    };
+    deprecated_pair(m, "command-config", "producer.config")?;
+    deprecated_pair(m, "command-property", "producer-property")?;
+    deprecated_pair(m, "reader-property", "property")?;
+    if m.contains_id("max-partition-memory-bytes") {
+        eprintln!(
+            "Warning: --max-partition-memory-bytes is deprecated and will be removed in Apache Kafka 5.0. Use --batch-size instead."
+        );
+    }
+    if let Some(servers) = m.get_one::<String>("bootstrap-server") {
+        validate_bootstrap(servers)?;
+    }
+    let mut command = Properties::new();
+    if let Some(path) = m
+        .get_one::<String>("command-config")
+        .or(m.get_one::<String>("producer.config"))
+    {
+        command.extend(properties::load_file(path.as_ref())?);
+    }
+    let pairs = m
+        .get_many::<String>("command-property")
+        .or(m.get_many::<String>("producer-property"));
+    command.extend(properties::parse_pairs(pairs.into_iter().flatten()));
+
+    let mut reader = Properties::new();
+    if let Some(path) = m.get_one::<String>("reader-config") {
+        reader.extend(properties::load_file(path.as_ref())?);
+    }
+    reader.insert("topic".into(), topic.clone());
+    let pairs = m
+        .get_many::<String>("reader-property")
+        .or(m.get_many::<String>("property"));
+    reader.extend(properties::parse_pairs(pairs.into_iter().flatten()));
+
+    if let Some(class) = m.get_one::<String>("line-reader") {
+        if class.trim() != LINE_READER && class.trim() != "LineMessageReader" {
+            return usage(format!(
+                "--line-reader {class} is not supported; kafkit reads lines with {LINE_READER} only"
+            ));
+        }
+    }
+    // Explicit flags win; then the producer properties; then the console producer's defaults.
+    let prop_num = |key: &str| -> Result<Option<i64>, CliError> {
+        command
+            .get(key)
+            .map(|v| {
+                v.trim().parse::<i64>().map_err(|_| {
+                    CliError::Usage(format!(
+                        "Invalid value {v} for configuration {key}: Not a number of type LONG"
+                    ))
+                })
+            })
+            .transpose()
+    };
+    let linger = match m.get_one::<i64>("timeout") {
+        Some(v) => *v,
+        None => prop_num("linger.ms")?.unwrap_or(1000),
+    };
+    if linger < 0 {
+        return usage(format!(
+            "Invalid value {linger} for configuration linger.ms: Value must be at least 0"
+        ));
+    }
+    let batch_size = match m
+        .get_one::<i32>("max-partition-memory-bytes")
+        .or(m.get_one::<i32>("batch-size"))
+    {
+        Some(v) => *v as i64,
+        None => prop_num("batch.size")?.unwrap_or(16384),
+    };
+    if batch_size < 0 {
+        return usage(format!(
+            "Invalid value {batch_size} for configuration batch.size: Value must be at least 0"
+        ));
+    }
+    let acks = m
+        .get_one::<String>("request-required-acks")
+        .or(command.get("acks"))
+        .map_or("-1", |s| s.as_str());
+    if !["all", "-1", "0", "1"].contains(&acks.trim()) {
+        return usage(format!(
+            "Invalid value {acks} for configuration acks: String must be one of: all, -1, 0, 1"
+        ));
+    }
+    // Kafka always sets compression.type from --compression-codec (none when absent).
+    let codec = m
+        .get_one::<String>("compression-codec")
+        .map_or("none", |s| s.as_str());
+    let compression = Compression::from_name(codec).ok_or_else(|| {
+        CliError::Usage(format!(
+            "Invalid value {codec} for configuration compression.type: String must be one of: none, gzip, snappy, lz4, zstd"
+        ))
+    })?;
+    let settings = Settings {
+        topic,
+        sync: m.get_flag("sync"),
+        linger: Duration::from_millis(linger as u64),
+        batch_size: batch_size.max(1) as usize,
+        compression,
+    };
+    Ok((settings, command, reader))
+}
+
+/// Kafka's bootstrap check: every entry is `[scheme://]host:port`.
+pub(crate) fn validate_bootstrap(servers: &str) -> Result<(), CliError> {
+    if servers.trim().is_empty() {
+        return usage("Error while validating the bootstrap address");
+    }
+    for entry in servers.split(',') {
+        let entry = entry.trim();
+        let hostport = entry.split_once("://").map_or(entry, |(_, rest)| rest);
+        let ok = hostport
+            .rsplit_once(':')
+            .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+        if !ok {
+            return usage("Please provide valid host:port like host1:9091,host2:9092");
+        }
+    }
+    Ok(())
+}
+
+fn run(m: &ArgMatches) -> Result<(), CliError> {
+    let (settings, command, reader_props) = settings(m)?;
+    let reader = LineReader::from_properties(&reader_props).map_err(|e| anyhow!(e))?;
+    topic_name::validate(&settings.topic)
+        .map_err(|e| anyhow!("Invalid topic '{}': {e}", settings.topic))?;
+    let Backend::Local(dir) = open_backend(m, Some(&command))?;
+    let interrupt = Interrupt::install();
+    let mut sink = LocalSink::new(dir, &settings);
+    let prompt = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let chunks = spawn_stdin_reader(prompt);
+    let mut lines = LineSplitter::default();
+    let mut first_pending: Option<Instant> = None;
+    loop {
+        let wait = first_pending.map_or(TICK, |t| settings.linger.saturating_sub(t.elapsed()).min(TICK));
+        match chunks.recv_timeout(wait) {
+            Ok(Ok(chunk)) => {
+                let eof = chunk.is_empty();
+                let result = lines.feed(&chunk, eof, |number, line| {
+                    let parsed = reader.parse(line, number).map_err(|e| anyhow!(e))?;
+                    sink.add(&parsed, number)?;
+                    if settings.sync {
+                        sink.flush()?;
+                    }
+                    Ok(())
+                });
+                if let Err(e) = result {
+                    // Records read before the bad line are still delivered, as Kafka's are.
+                    sink.flush()?;
+                    return Err(e.into());
+                }
+                if eof {
+                    break;
+                }
+                if sink.pending_bytes() >= FLUSH_BYTES {
+                    sink.flush()?;
+                    first_pending = None;
+                }
+                if first_pending.is_none() && sink.pending_bytes() > 0 {
+                    first_pending = Some(Instant::now());
+                }
+            }
+            Ok(Err(e)) => {
+                sink.flush()?;
+                return Err(anyhow::Error::from(e).context("cannot read standard input").into());
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => {
+                if interrupt.is_set() {
+                    sink.flush()?;
+                    return Err(CliError::Interrupted);
+                }
+                if first_pending.is_some_and(|t| t.elapsed() >= settings.linger) {
+                    sink.flush()?;
+                    first_pending = None;
+                }
+            }
+        }
+        if interrupt.is_set() {
+            sink.flush()?;
+            return Err(CliError::Interrupted);
+        }
+    }
+    sink.flush()?;
+    Ok(())
+}
+
+/// Reads stdin on its own thread, so the main thread can flush on linger while a read blocks.
+/// An empty chunk means end of input.
+fn spawn_stdin_reader(prompt: bool) -> Receiver<std::io::Result<Vec<u8>>> {
+    let (tx, rx) = sync_channel(4);
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        loop {
+            if prompt {
+                let mut out = std::io::stdout();
+                let _ = out.write_all(b">").and_then(|_| out.flush());
+            }
+            let mut buf = vec![0u8; READ_CHUNK];
+            match stdin.read(&mut buf) {
+                Ok(0) => {
+                    let _ = tx.send(Ok(Vec::new()));
+                    return;
+                }
+                Ok(n) => {
+                    buf.truncate(n);
+                    if tx.send(Ok(buf)).is_err() {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            }
+        }
+    });
+    rx
+}
+
+/// Splits chunks into lines on `\n`, dropping a `\r` before it; keeps a partial last line.
+#[derive(Default)]
+struct LineSplitter {
+    carry: Vec<u8>,
+    number: u64,
+}
+
+impl LineSplitter {
+    fn feed(
+        &mut self,
+        chunk: &[u8],
+        eof: bool,
+        mut each: impl FnMut(u64, &[u8]) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let mut rest = chunk;
+        if !self.carry.is_empty() {
+            match rest.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    self.carry.extend_from_slice(&rest[..i]);
+                    rest = &rest[i + 1..];
+                    let line = std::mem::take(&mut self.carry);
+                    self.number += 1;
+                    each(self.number, strip_cr(&line))?;
+                }
+                None => {
+                    self.carry.extend_from_slice(rest);
+                    rest = &[];
+                }
+            }
+        }
+        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
+            self.number += 1;
+            each(self.number, strip_cr(&rest[..i]))?;
+            rest = &rest[i + 1..];
+        }
+        self.carry.extend_from_slice(rest);
+        if eof && !self.carry.is_empty() {
+            let line = std::mem::take(&mut self.carry);
+            self.number += 1;
+            each(self.number, strip_cr(&line))?;
+        }
+        Ok(())
+    }
+}
+
+fn strip_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// Builds batches per partition and appends them to the embedded log.
+struct LocalSink {
+    dir: LogDir,
+    topic: String,
+    meta: Option<TopicMeta>,
+    compression: Compression,
+    batch_size: usize,
+    partitioner: Partitioner,
+    builders: Vec<BatchBuilder>,
+    /// Finished batches per partition, waiting for the next flush.
+    pending: Vec<Vec<u8>>,
+    pending_bytes: usize,
+}
+
+impl LocalSink {
+    fn new(dir: LogDir, settings: &Settings) -> Self {
+        LocalSink {
+            dir,
+            topic: settings.topic.clone(),
+            meta: None,
+            compression: settings.compression,
+            batch_size: settings.batch_size,
+            partitioner: Partitioner::new(1, settings.batch_size),
+            builders: Vec::new(),
+            pending: Vec::new(),
+            pending_bytes: 0,
+        }
+    }
+
+    fn pending_bytes(&self) -> usize {
+        self.pending_bytes
+    }
+
+    /// The topic's metadata, creating the topic on first use when the log dir allows it.
+    fn topic(&mut self) -> anyhow::Result<&TopicMeta> {
+        if self.meta.is_none() {
+            let meta = match self.dir.topic(&self.topic)? {
+                Some(meta) => meta,
+                None if self.dir.auto_create_topics()? => {
+                    match self.dir.create_topic(&self.topic, 1, Default::default()) {
+                        Ok(meta) => meta,
+                        Err(LocalError::TopicExists(_)) => self.dir.require_topic(&self.topic)?,
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                None => {
+                    return Err(anyhow!(
+                        "Topic '{}' does not exist and auto.create.topics.enable=false in {}; create it with kafka-topics --create --topic {}",
+                        self.topic,
+                        self.dir.root().join("config.properties").display(),
+                        self.topic
+                    ));
+                }
+            };
+            let partitions = meta.partitions as usize;
+            self.partitioner = Partitioner::new(meta.partitions, self.batch_size);
+            self.builders = (0..partitions).map(|_| BatchBuilder::new(self.compression)).collect();
+            self.pending = vec![Vec::new(); partitions];
+            self.meta = Some(meta);
+        }
+        Ok(self.meta.as_ref().expect("set above"))
+    }
+
+    fn add(&mut self, line: &super::line_reader::ParsedLine<'_>, number: u64) -> anyhow::Result<()> {
+        let max = self.topic()?.max_message_bytes();
+        let headers: Vec<(&str, Option<&[u8]>)> =
+            line.headers.iter().map(|(k, v)| (k.as_ref(), *v)).collect();
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        let size = BatchBuilder::new(self.compression).record_size(now, line.key, line.value, &headers);
+        if size + BATCH_OVERHEAD > max {
+            return Err(anyhow!(
+                "line {number} is a record of {} bytes, larger than the topic's max.message.bytes ({max}); split the line or create the topic with a larger --config max.message.bytes",
+                size + BATCH_OVERHEAD
+            ));
+        }
+        let p = self.partitioner.partition(line.key, size) as usize;
+        let builder = &mut self.builders[p];
+        if !builder.is_empty() && builder.size() + size > self.batch_size.min(max) {
+            let before = self.pending[p].len();
+            builder.build_into(0, &mut self.pending[p])?;
+            self.pending_bytes += self.pending[p].len() - before;
+        }
+        let builder = &mut self.builders[p];
+        let before = builder.size();
+        builder.append(now, line.key, line.value, &headers);
+        self.pending_bytes += builder.size() - before;
+        Ok(())
+    }
+
+    /// Appends everything read so far: one write and one fdatasync per partition.
+    fn flush(&mut self) -> anyhow::Result<()> {
+        let Some(meta) = self.meta.clone() else {
+            return Ok(());
+        };
+        for (p, builder) in self.builders.iter_mut().enumerate() {
+            if !builder.is_empty() {
+                builder.build_into(0, &mut self.pending[p])?;
+            }
+        }
+        if self.pending.iter().all(Vec::is_empty) {
+            return Ok(());
+        }
+        let config = meta.partition_config();
+        // The shared log-dir lock keeps topic deletion out while we write.
+        let _lock = self.dir.lock(LockMode::Shared)?;
+        if self.dir.topic(&meta.name)?.is_none_or(|t| t.id != meta.id) {
+            return Err(anyhow!(
+                "topic '{}' was deleted while producing; the records read since the last flush were not written",
+                meta.name
+            ));
+        }
+        for (p, batches) in self.pending.iter_mut().enumerate() {
+            if batches.is_empty() {
+                continue;
+            }
+            let log = self.dir.partition(&meta.name, p as u32)?;
+            log.append(batches, &config)
+                .with_context(|| format!("cannot write to partition {}-{p}", meta.name))?;
+            batches.clear();
+        }
+        self.pending_bytes = 0;
+        Ok(())
+    }
+}

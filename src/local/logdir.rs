@@ -1,0 +1,387 @@
+//! The log directory: its location, format marker, topic metadata and the root lock.
+//!
+//! Layout (partition directories are Kafka's own):
+//!
+//! ```text
+//! <root>/kafkit-format              format marker, "kafkit-log-format=1"
+//! <root>/.lock                      permanent; LOCK_EX for metadata changes, LOCK_SH per producer flush
+//! <root>/config.properties          optional log-dir settings (auto.create.topics.enable, num.partitions)
+//! <root>/topics/<topic>.properties  topic id, partition count and config overrides
+//! <root>/<topic>-<partition>/       Kafka's segment files, indexes, partition.metadata
+//! ```
+//!
+//! A topic exists exactly when its metadata file exists: creation writes it last (tmp, fsync,
+//! rename) and deletion removes it first, so a crash in between leaves only orphan partition
+//! directories, which the next create of that name clears.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+
+use super::error::{IoContext, LocalError, Result};
+use super::lock::{FileLock, LockMode};
+use super::partition::{PartitionConfig, PartitionLog};
+use super::{topic_config, topic_name};
+
+const FORMAT_FILE: &str = "kafkit-format";
+const FORMAT_LINE: &str = "kafkit-log-format=1";
+const TOPICS_DIR: &str = "topics";
+const CONFIG_FILE: &str = "config.properties";
+/// The node id the embedded log reports as leader and only replica.
+pub const LOCAL_NODE_ID: i32 = 0;
+
+/// A topic's metadata as stored in `topics/<name>.properties`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopicMeta {
+    pub name: String,
+    /// 22-character URL-safe base64, as Kafka prints topic ids.
+    pub id: String,
+    pub partitions: u32,
+    /// Config overrides given at creation (only non-default entries).
+    pub configs: BTreeMap<String, String>,
+}
+
+impl TopicMeta {
+    /// The partition settings that follow from this topic's configs.
+    pub fn partition_config(&self) -> PartitionConfig {
+        let get = |name| topic_config::effective_i64(&self.configs, name);
+        PartitionConfig {
+            segment_bytes: topic_config::effective_segment_bytes(&self.configs).max(1) as u64,
+            segment_ms: get("segment.ms"),
+            retention_ms: get("retention.ms"),
+            retention_bytes: get("retention.bytes"),
+            index_interval_bytes: get("index.interval.bytes").max(0) as u64,
+            segment_index_bytes: get("segment.index.bytes").max(8) as u64,
+        }
+    }
+
+    /// `max.message.bytes`: the largest record batch the topic accepts.
+    pub fn max_message_bytes(&self) -> usize {
+        topic_config::effective_i64(&self.configs, "max.message.bytes").max(0) as usize
+    }
+}
+
+/// An open log directory.
+#[derive(Debug, Clone)]
+pub struct LogDir {
+    root: PathBuf,
+}
+
+impl LogDir {
+    /// Opens `root`, creating it (and its format marker) silently on first use.
+    ///
+    /// Refuses a directory that holds a Kafka broker's data (`meta.properties`) or anything
+    /// else that is not an empty directory or a kafkit log directory.
+    pub fn open(root: &Path) -> Result<LogDir> {
+        let marker = root.join(FORMAT_FILE);
+        if root.join("meta.properties").exists() {
+            return Err(LocalError::Invalid(format!(
+                "{} holds a Kafka broker's data (meta.properties); kafkit will not use it as its log directory. Choose another directory with --log-dir or KAFKIT_LOG_DIR",
+                root.display()
+            )));
+        }
+        match fs::read_to_string(&marker) {
+            Ok(text) => {
+                if text.trim() != FORMAT_LINE {
+                    return Err(LocalError::Invalid(format!(
+                        "{} has an unknown format marker {:?}; it was written by another version of kafkit. Use that version, or another --log-dir",
+                        marker.display(),
+                        text.trim()
+                    )));
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::initialize(root)?,
+            Err(e) => {
+                return Err(LocalError::io(
+                    format!("cannot read {}", marker.display()),
+                    e,
+                ));
+            }
+        }
+        Ok(LogDir {
+            root: root.to_path_buf(),
+        })
+    }
+
+    fn initialize(root: &Path) -> Result<()> {
+        if root.is_file() {
+            return Err(LocalError::Invalid(format!(
+                "log directory {} is a file, not a directory; choose another --log-dir",
+                root.display()
+            )));
+        }
+        fs::create_dir_all(root)
+            .context(|| format!("cannot create log directory {}", root.display()))?;
+        let mut entries =
+            fs::read_dir(root).context(|| format!("cannot read {}", root.display()))?;
+        if entries.next().is_some() {
+            return Err(LocalError::Invalid(format!(
+                "{} is not empty and is not a kafkit log directory (no {FORMAT_FILE} file); choose an empty or new directory with --log-dir",
+                root.display()
+            )));
+        }
+        fs::create_dir_all(root.join(TOPICS_DIR))
+            .context(|| format!("cannot create {}", root.join(TOPICS_DIR).display()))?;
+        write_atomically(&root.join(FORMAT_FILE), format!("{FORMAT_LINE}\n").as_bytes())
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Takes the log-dir lock: exclusive for metadata changes, shared while writing data.
+    pub fn lock(&self, mode: LockMode) -> Result<FileLock> {
+        FileLock::acquire(&self.root.join(".lock"), mode)
+    }
+
+    /// A log-dir setting from `config.properties`, if set.
+    pub fn setting(&self, name: &str) -> Result<Option<String>> {
+        let path = self.root.join(CONFIG_FILE);
+        match fs::read_to_string(&path) {
+            Ok(text) => Ok(parse_properties(&text).remove(name)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(LocalError::io(format!("cannot read {}", path.display()), e)),
+        }
+    }
+
+    /// Whether producing to a missing topic creates it (`auto.create.topics.enable`, default true).
+    pub fn auto_create_topics(&self) -> Result<bool> {
+        Ok(self
+            .setting("auto.create.topics.enable")?
+            .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false")))
+    }
+
+    fn meta_path(&self, name: &str) -> PathBuf {
+        self.root.join(TOPICS_DIR).join(format!("{name}.properties"))
+    }
+
+    /// Every topic name, sorted.
+    pub fn topic_names(&self) -> Result<Vec<String>> {
+        let dir = self.root.join(TOPICS_DIR);
+        let mut names = Vec::new();
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(names),
+            Err(e) => return Err(LocalError::io(format!("cannot read {}", dir.display()), e)),
+        };
+        for entry in entries {
+            let entry = entry.context(|| format!("cannot read {}", dir.display()))?;
+            let file = entry.file_name();
+            let Some(file) = file.to_str() else { continue };
+            if let Some(name) = file.strip_suffix(".properties") {
+                names.push(name.to_string());
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    /// A topic's metadata, or `None` if it does not exist.
+    pub fn topic(&self, name: &str) -> Result<Option<TopicMeta>> {
+        if topic_name::validate(name).is_err() {
+            return Ok(None);
+        }
+        let path = self.meta_path(name);
+        let text = match fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(LocalError::io(format!("cannot read {}", path.display()), e)),
+        };
+        let damaged = |what: &str| {
+            LocalError::Invalid(format!(
+                "topic metadata file {} is damaged ({what}); restore it or delete the topic",
+                path.display()
+            ))
+        };
+        let mut props = parse_properties(&text);
+        let id = props.remove("topic.id").ok_or_else(|| damaged("no topic.id"))?;
+        let partitions = props
+            .remove("partitions")
+            .and_then(|p| p.parse::<u32>().ok())
+            .filter(|&p| p > 0)
+            .ok_or_else(|| damaged("no valid partitions"))?;
+        let configs = props
+            .into_iter()
+            .filter_map(|(k, v)| k.strip_prefix("config.").map(|k| (k.to_string(), v)))
+            .collect();
+        Ok(Some(TopicMeta {
+            name: name.to_string(),
+            id,
+            partitions,
+            configs,
+        }))
+    }
+
+    /// A topic's metadata, or [`LocalError::UnknownTopic`].
+    pub fn require_topic(&self, name: &str) -> Result<TopicMeta> {
+        self.topic(name)?
+            .ok_or_else(|| LocalError::UnknownTopic(name.to_string()))
+    }
+
+    fn partition_dir(&self, topic: &str, partition: u32) -> PathBuf {
+        self.root.join(format!("{topic}-{partition}"))
+    }
+
+    /// Opens one partition's log.
+    pub fn partition(&self, topic: &str, partition: u32) -> Result<PartitionLog> {
+        PartitionLog::open(&self.partition_dir(topic, partition))
+    }
+
+    /// Creates a topic. Configs must already be validated; names are validated here.
+    pub fn create_topic(
+        &self,
+        name: &str,
+        partitions: u32,
+        configs: BTreeMap<String, String>,
+    ) -> Result<TopicMeta> {
+        topic_name::validate(name).map_err(LocalError::Invalid)?;
+        if partitions == 0 {
+            return Err(LocalError::Invalid(
+                "The partitions must be greater than 0".into(),
+            ));
+        }
+        let _lock = self.lock(LockMode::Exclusive)?;
+        if self.topic(name)?.is_some() {
+            return Err(LocalError::TopicExists(name.to_string()));
+        }
+        let existing = self.topic_names()?;
+        topic_name::check_collision(name, existing.iter().map(String::as_str))
+            .map_err(LocalError::Invalid)?;
+        let meta = TopicMeta {
+            name: name.to_string(),
+            id: new_topic_id(),
+            partitions,
+            configs,
+        };
+        self.create_partition_dirs(&meta, 0)?;
+        self.write_meta(&meta)?;
+        Ok(meta)
+    }
+
+    /// Creates partition directories `from..meta.partitions`, clearing orphans of a crashed create.
+    fn create_partition_dirs(&self, meta: &TopicMeta, from: u32) -> Result<()> {
+        for p in from..meta.partitions {
+            let dir = self.partition_dir(&meta.name, p);
+            if dir.exists() {
+                fs::remove_dir_all(&dir)
+                    .context(|| format!("cannot remove orphan directory {}", dir.display()))?;
+            }
+            let tmp = self
+                .root
+                .join(format!("{}-{p}.tmp-{}", meta.name, rand::random::<u64>()));
+            PartitionLog::create(&tmp)?;
+            write_atomically(
+                &tmp.join("partition.metadata"),
+                format!("version: 0\ntopic_id: {}\n", meta.id).as_bytes(),
+            )?;
+            fs::rename(&tmp, &dir)
+                .context(|| format!("cannot rename {} to {}", tmp.display(), dir.display()))?;
+        }
+        sync_dir(&self.root)
+    }
+
+    fn write_meta(&self, meta: &TopicMeta) -> Result<()> {
+        let mut text = format!(
+            "# kafkit topic metadata\ntopic.id={}\npartitions={}\n",
+            meta.id, meta.partitions
+        );
+        for (k, v) in &meta.configs {
+            text.push_str(&format!("config.{k}={v}\n"));
+        }
+        fs::create_dir_all(self.root.join(TOPICS_DIR))
+            .context(|| format!("cannot create {}", self.root.join(TOPICS_DIR).display()))?;
+        write_atomically(&self.meta_path(&meta.name), text.as_bytes())
+    }
+
+    /// Raises a topic's partition count (increase only).
+    pub fn add_partitions(&self, name: &str, count: u32) -> Result<()> {
+        let _lock = self.lock(LockMode::Exclusive)?;
+        let mut meta = self.require_topic(name)?;
+        if count < meta.partitions {
+            return Err(LocalError::Invalid(format!(
+                "The topic {name} currently has {} partition(s); {count} would not be an increase.",
+                meta.partitions
+            )));
+        }
+        if count == meta.partitions {
+            return Err(LocalError::Invalid(format!(
+                "Topic already has {count} partition(s)."
+            )));
+        }
+        let from = meta.partitions;
+        meta.partitions = count;
+        self.create_partition_dirs(&meta, from)?;
+        self.write_meta(&meta)
+    }
+
+    /// Deletes a topic: its metadata first (atomic), then its partition directories.
+    pub fn delete_topic(&self, name: &str) -> Result<()> {
+        let _lock = self.lock(LockMode::Exclusive)?;
+        let meta = self.require_topic(name)?;
+        let path = self.meta_path(name);
+        fs::remove_file(&path).context(|| format!("cannot remove {}", path.display()))?;
+        sync_dir(&self.root.join(TOPICS_DIR))?;
+        for p in 0..meta.partitions {
+            let dir = self.partition_dir(name, p);
+            let doomed = self
+                .root
+                .join(format!("{name}-{p}.{:032x}-delete", rand::random::<u128>()));
+            match fs::rename(&dir, &doomed) {
+                Ok(()) => fs::remove_dir_all(&doomed)
+                    .context(|| format!("cannot remove {}", doomed.display()))?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(LocalError::io(format!("cannot remove {}", dir.display()), e)),
+            }
+        }
+        sync_dir(&self.root)
+    }
+}
+
+/// A new topic id: 16 random bytes (UUID v4 bits), never starting with '-' when encoded, as Kafka's.
+fn new_topic_id() -> String {
+    loop {
+        let mut bytes: [u8; 16] = rand::random();
+        bytes[6] = (bytes[6] & 0x0f) | 0x40;
+        bytes[8] = (bytes[8] & 0x3f) | 0x80;
+        let id = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+        if !id.starts_with('-') {
+            return id;
+        }
+    }
+}
+
+/// Parses simple `key=value` lines (comments with `#` or `!`).
+fn parse_properties(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('!'))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+/// Writes a small file atomically: tmp, fsync, rename, fsync of the directory.
+pub(crate) fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
+    let tmp = path.with_extension(format!("tmp-{}", rand::random::<u32>()));
+    let write = || -> std::io::Result<()> {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(data)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    };
+    if let Err(e) = write() {
+        let _ = fs::remove_file(&tmp);
+        return Err(LocalError::io(format!("cannot write {}", path.display()), e));
+    }
+    sync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// fsyncs a directory so that creates, renames and unlinks in it are durable.
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
+    fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .context(|| format!("cannot sync directory {}", dir.display()))
+}
