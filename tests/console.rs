@@ -117,7 +117,7 @@ fn keys_follow_kafkas_partitioner_and_print_props() {
             "earliest",
             "--max-messages",
             "2",
-            "--property",
+            "--formatter-property",
             "print.key=true",
             "--formatter-property",
             "print.offset=true",

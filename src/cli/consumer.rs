@@ -41,12 +41,12 @@ pub fn command() -> Command {
         .about("This tool helps to read data from Kafka topics and outputs it to standard output.")
         .arg(opt("topic", "topic", "The topic to consume on."))
         .arg(opt("include", "Java regex (String)", "Regular expression of the topics to consume (whole-name match)."))
-        .arg(opt("partition", "Integer: partition", "The partition to consume from; starts at the end unless --offset or --from-beginning.").value_parser(clap::value_parser!(i32)))
-        .arg(opt("offset", "consume offset", "earliest, latest or a non-negative offset (with --partition) [default: latest]."))
+        .arg(opt("partition", "Integer: partition", "The partition to consume from; starts at the end unless --offset or --from-beginning.").value_parser(clap::value_parser!(i32)).allow_negative_numbers(true))
+        .arg(opt("offset", "consume offset", "earliest, latest or a non-negative offset (with --partition) [default: latest].").allow_hyphen_values(true))
         .arg(Arg::new("from-beginning").long("from-beginning").action(ArgAction::SetTrue).help("Start with the earliest message present in the log.").help_heading("Consumer"))
         .arg(opt("group", "consumer group id", "The consumer group id of the consumer."))
-        .arg(opt("max-messages", "Integer: num_messages", "Exit after consuming this many messages.").value_parser(clap::value_parser!(i32)))
-        .arg(opt("timeout-ms", "Integer: timeout_ms", "Exit if no message is available for consumption for this long.").value_parser(clap::value_parser!(i64)))
+        .arg(opt("max-messages", "Integer: num_messages", "Exit after consuming this many messages.").value_parser(clap::value_parser!(i32)).allow_negative_numbers(true))
+        .arg(opt("timeout-ms", "Integer: timeout_ms", "Exit if no message is available for consumption for this long.").value_parser(clap::value_parser!(i64)).allow_negative_numbers(true))
         .arg(Arg::new("skip-message-on-error").long("skip-message-on-error").action(ArgAction::SetTrue).help("Skip a message that cannot be formatted instead of stopping.").help_heading("Consumer"))
         .arg(opt("formatter", "class", "DefaultMessageFormatter, LoggingMessageFormatter or NoOpMessageFormatter."))
         .arg(opt("formatter-property", "prop", "A formatter property key=value (repeatable).").action(ArgAction::Append))
@@ -298,6 +298,8 @@ struct Consumer {
     known: std::collections::BTreeMap<String, u32>,
     count: u64,
     warned_missing: bool,
+    /// Set after the first metadata refresh.
+    started: bool,
     out: Vec<u8>,
     scratch: Vec<u8>,
     last_record: Instant,
@@ -317,6 +319,7 @@ impl Consumer {
             known: Default::default(),
             count: 0,
             warned_missing: false,
+            started: false,
             out: Vec::with_capacity(FETCH_BYTES + 4096),
             scratch: Vec::new(),
             last_record: Instant::now(),
@@ -371,6 +374,10 @@ impl Consumer {
     }
 
     /// Re-reads topic metadata: assigns new topics and partitions, warns once about a missing topic.
+    ///
+    /// Partitions found at startup start where `--offset`/`auto.offset.reset` say; partitions
+    /// and topics that appear later start at their beginning, since every record in them was
+    /// written after the consumer started waiting.
     fn refresh(&mut self, opts: &Options) -> Result<(), CliError> {
         let wanted: Vec<(String, Option<u32>, Option<Start>)> = match &opts.subscription {
             Subscription::Topic(t) => vec![(t.clone(), None, None)],
@@ -426,6 +433,7 @@ impl Consumer {
                 let log = self.dir.partition(&topic, p)?;
                 let snap = log.snapshot()?;
                 let position = match start {
+                    _ if self.started => snap.log_start_offset,
                     Some(Start::Earliest) => snap.log_start_offset,
                     Some(Start::Latest) => snap.log_end_offset,
                     Some(Start::Offset(o))
@@ -447,6 +455,7 @@ impl Consumer {
             }
             self.known.insert(topic, last);
         }
+        self.started = true;
         Ok(())
     }
 
