@@ -41,12 +41,12 @@ pub fn command() -> Command {
         .about("This tool helps to read data from Kafka topics and outputs it to standard output.")
         .arg(opt("topic", "topic", "The topic to consume on."))
         .arg(opt("include", "Java regex (String)", "Regular expression of the topics to consume (whole-name match)."))
-        .arg(opt("partition", "Integer: partition", "The partition to consume from; starts at the end unless --offset or --from-beginning.").value_parser(clap::value_parser!(i32)))
-        .arg(opt("offset", "consume offset", "earliest, latest or a non-negative offset (with --partition) [default: latest]."))
+        .arg(opt("partition", "Integer: partition", "The partition to consume from; starts at the end unless --offset or --from-beginning.").value_parser(clap::value_parser!(i32)).allow_negative_numbers(true))
+        .arg(opt("offset", "consume offset", "earliest, latest or a non-negative offset (with --partition) [default: latest].").allow_hyphen_values(true))
         .arg(Arg::new("from-beginning").long("from-beginning").action(ArgAction::SetTrue).help("Start with the earliest message present in the log.").help_heading("Consumer"))
         .arg(opt("group", "consumer group id", "The consumer group id of the consumer."))
-        .arg(opt("max-messages", "Integer: num_messages", "Exit after consuming this many messages.").value_parser(clap::value_parser!(i32)))
-        .arg(opt("timeout-ms", "Integer: timeout_ms", "Exit if no message is available for consumption for this long.").value_parser(clap::value_parser!(i64)))
+        .arg(opt("max-messages", "Integer: num_messages", "Exit after consuming this many messages.").value_parser(clap::value_parser!(i32)).allow_negative_numbers(true))
+        .arg(opt("timeout-ms", "Integer: timeout_ms", "Exit if no message is available for consumption for this long.").value_parser(clap::value_parser!(i64)).allow_negative_numbers(true))
         .arg(Arg::new("skip-message-on-error").long("skip-message-on-error").action(ArgAction::SetTrue).help("Skip a message that cannot be formatted instead of stopping.").help_heading("Consumer"))
         .arg(opt("formatter", "class", "DefaultMessageFormatter, LoggingMessageFormatter or NoOpMessageFormatter."))
         .arg(opt("formatter-property", "prop", "A formatter property key=value (repeatable).").action(ArgAction::Append))
@@ -80,7 +80,11 @@ enum Reset {
 enum Subscription {
     Topic(String),
     Pattern(Regex),
-    Partition { topic: String, partition: u32, start: Start },
+    Partition {
+        topic: String,
+        partition: u32,
+        start: Start,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -102,7 +106,9 @@ struct Options {
 
 fn deprecated_pair(m: &ArgMatches, new: &str, old: &str, warn: bool) -> Result<(), CliError> {
     if m.contains_id(new) && m.contains_id(old) {
-        return usage(format!("Options --{old} and --{new} cannot be specified together."));
+        return usage(format!(
+            "Options --{old} and --{new} cannot be specified together."
+        ));
     }
     if warn && m.contains_id(old) {
         eprintln!(
@@ -133,10 +139,15 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
     deprecated_pair(m, "formatter-property", "property", true)?;
 
     let mut command = Properties::new();
-    if let Some(path) = m.get_one::<String>("command-config").or(m.get_one::<String>("consumer.config")) {
+    if let Some(path) = m
+        .get_one::<String>("command-config")
+        .or(m.get_one::<String>("consumer.config"))
+    {
         command.extend(properties::load_file(path.as_ref())?);
     }
-    let pairs = m.get_many::<String>("command-property").or(m.get_many::<String>("consumer-property"));
+    let pairs = m
+        .get_many::<String>("command-property")
+        .or(m.get_many::<String>("consumer-property"));
     command.extend(properties::parse_pairs(pairs.into_iter().flatten()));
 
     if m.contains_id("group") || command.contains_key("group.id") {
@@ -148,7 +159,10 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
         );
     }
     let from_beginning = m.get_flag("from-beginning");
-    let reset = match command.get("auto.offset.reset").map(|v| v.trim().to_string()) {
+    let reset = match command
+        .get("auto.offset.reset")
+        .map(|v| v.trim().to_string())
+    {
         None => {
             if from_beginning {
                 Reset::Earliest
@@ -183,7 +197,9 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
     let subscription = match (topic, include, partition) {
         (Some(topic), _, Some(p)) => {
             if *p < 0 {
-                return usage(format!("Invalid partition {p}: partitions are numbered from 0"));
+                return usage(format!(
+                    "Invalid partition {p}: partitions are numbered from 0"
+                ));
             }
             let start = match m.get_one::<String>("offset") {
                 Some(o) if o.eq_ignore_ascii_case("earliest") => Start::Earliest,
@@ -199,13 +215,20 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
                 None if from_beginning => Start::Earliest,
                 None => Start::Latest,
             };
-            Subscription::Partition { topic: topic.clone(), partition: *p as u32, start }
+            Subscription::Partition {
+                topic: topic.clone(),
+                partition: *p as u32,
+                start,
+            }
         }
         (Some(topic), _, None) => Subscription::Topic(topic.clone()),
-        (None, Some(pattern), _) => Subscription::Pattern(
-            Regex::new(&format!("^(?:{pattern})$"))
-                .map_err(|e| CliError::Usage(format!("--include '{pattern}' is not a valid regular expression: {e}")))?,
-        ),
+        (None, Some(pattern), _) => {
+            Subscription::Pattern(Regex::new(&format!("^(?:{pattern})$")).map_err(|e| {
+                CliError::Usage(format!(
+                    "--include '{pattern}' is not a valid regular expression: {e}"
+                ))
+            })?)
+        }
         (None, None, _) => unreachable!("checked above"),
     };
 
@@ -213,7 +236,9 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
     if let Some(path) = m.get_one::<String>("formatter-config") {
         fprops.extend(properties::load_file(path.as_ref())?);
     }
-    let pairs = m.get_many::<String>("formatter-property").or(m.get_many::<String>("property"));
+    let pairs = m
+        .get_many::<String>("formatter-property")
+        .or(m.get_many::<String>("property"));
     fprops.extend(properties::parse_pairs(pairs.into_iter().flatten()));
     if let Some(d) = m.get_one::<String>("key-deserializer") {
         fprops.insert("key.deserializer".into(), d.clone());
@@ -273,6 +298,8 @@ struct Consumer {
     known: std::collections::BTreeMap<String, u32>,
     count: u64,
     warned_missing: bool,
+    /// Set after the first metadata refresh.
+    started: bool,
     out: Vec<u8>,
     scratch: Vec<u8>,
     last_record: Instant,
@@ -292,6 +319,7 @@ impl Consumer {
             known: Default::default(),
             count: 0,
             warned_missing: false,
+            started: false,
             out: Vec::with_capacity(FETCH_BYTES + 4096),
             scratch: Vec::new(),
             last_record: Instant::now(),
@@ -321,7 +349,10 @@ impl Consumer {
                 return Err(CliError::Interrupted);
             }
             if !progress {
-                if opts.timeout.is_some_and(|t| self.last_record.elapsed() >= t) {
+                if opts
+                    .timeout
+                    .is_some_and(|t| self.last_record.elapsed() >= t)
+                {
                     return Ok(());
                 }
                 std::thread::sleep(POLL_INTERVAL);
@@ -343,10 +374,18 @@ impl Consumer {
     }
 
     /// Re-reads topic metadata: assigns new topics and partitions, warns once about a missing topic.
+    ///
+    /// Partitions found at startup start where `--offset`/`auto.offset.reset` say; partitions
+    /// and topics that appear later start at their beginning, since every record in them was
+    /// written after the consumer started waiting.
     fn refresh(&mut self, opts: &Options) -> Result<(), CliError> {
         let wanted: Vec<(String, Option<u32>, Option<Start>)> = match &opts.subscription {
             Subscription::Topic(t) => vec![(t.clone(), None, None)],
-            Subscription::Partition { topic, partition, start } => {
+            Subscription::Partition {
+                topic,
+                partition,
+                start,
+            } => {
                 vec![(topic.clone(), Some(*partition), Some(*start))]
             }
             Subscription::Pattern(re) => self
@@ -368,15 +407,15 @@ impl Consumer {
                 }
                 continue;
             };
-            if let Some(p) = only {
-                if p >= meta.partitions {
-                    return Err(anyhow!(
-                        "Topic '{topic}' has {} partition(s) (0..{}); partition {p} does not exist",
-                        meta.partitions,
-                        meta.partitions - 1
-                    )
-                    .into());
-                }
+            if let Some(p) = only
+                && p >= meta.partitions
+            {
+                return Err(anyhow!(
+                    "Topic '{topic}' has {} partition(s) (0..{}); partition {p} does not exist",
+                    meta.partitions,
+                    meta.partitions - 1
+                )
+                .into());
             }
             let known = self.known.get(&topic).copied().unwrap_or(0);
             let first = match only {
@@ -394,18 +433,29 @@ impl Consumer {
                 let log = self.dir.partition(&topic, p)?;
                 let snap = log.snapshot()?;
                 let position = match start {
+                    _ if self.started => snap.log_start_offset,
                     Some(Start::Earliest) => snap.log_start_offset,
                     Some(Start::Latest) => snap.log_end_offset,
-                    Some(Start::Offset(o)) if (snap.log_start_offset..=snap.log_end_offset).contains(&o) => o,
+                    Some(Start::Offset(o))
+                        if (snap.log_start_offset..=snap.log_end_offset).contains(&o) =>
+                    {
+                        o
+                    }
                     _ => match opts.reset {
                         Reset::Earliest => snap.log_start_offset,
                         Reset::Latest => snap.log_end_offset,
                     },
                 };
-                self.assigned.push(Assigned { topic: topic.clone(), partition: p, log, position });
+                self.assigned.push(Assigned {
+                    topic: topic.clone(),
+                    partition: p,
+                    log,
+                    position,
+                });
             }
             self.known.insert(topic, last);
         }
+        self.started = true;
         Ok(())
     }
 
@@ -431,7 +481,8 @@ impl Consumer {
                 Err(e) => return Err(e.into()),
             };
             for batch in BatchIter::new(&data) {
-                let batch = batch.map_err(|e| anyhow!("{e} in partition {}-{}", a.topic, a.partition))?;
+                let batch =
+                    batch.map_err(|e| anyhow!("{e} in partition {}-{}", a.topic, a.partition))?;
                 let header = BatchHeader::parse(batch).map_err(anyhow::Error::from)?;
                 if header.next_offset() <= a.position {
                     continue;

@@ -145,7 +145,10 @@ fn java_float_text(v: f64, sci: String) -> String {
     if (1e-3..1e7).contains(&abs) {
         let point = exp + 1;
         let (int, frac) = if point <= 0 {
-            ("0".to_string(), format!("{}{digits}", "0".repeat((-point) as usize)))
+            (
+                "0".to_string(),
+                format!("{}{digits}", "0".repeat((-point) as usize)),
+            )
         } else if point as usize >= digits.len() {
             (
                 format!("{digits}{}", "0".repeat(point as usize - digits.len())),
@@ -157,7 +160,11 @@ fn java_float_text(v: f64, sci: String) -> String {
                 digits[point as usize..].to_string(),
             )
         };
-        let frac = if frac.is_empty() { "0".to_string() } else { frac };
+        let frac = if frac.is_empty() {
+            "0".to_string()
+        } else {
+            frac
+        };
         format!("{sign}{int}.{frac}")
     } else {
         let frac = if digits.len() > 1 { &digits[1..] } else { "0" };
@@ -207,8 +214,19 @@ pub struct Formatter {
 impl Formatter {
     /// Builds a formatter from `--formatter` and its properties.
     pub fn new(kind: FormatterKind, props: &Properties) -> Result<Formatter, String> {
-        let get = |k: &str, d: &str| props.get(k).cloned().unwrap_or_else(|| d.into()).into_bytes();
-        let deser = |k: &str| props.get(k).map(|c| Deserializer::from_class(c)).transpose();
+        let get = |k: &str, d: &str| {
+            props
+                .get(k)
+                .cloned()
+                .unwrap_or_else(|| d.into())
+                .into_bytes()
+        };
+        let deser = |k: &str| {
+            props
+                .get(k)
+                .map(|c| Deserializer::from_class(c))
+                .transpose()
+        };
         Ok(Formatter {
             kind,
             print_timestamp: is_true(props, "print.timestamp"),
@@ -218,7 +236,9 @@ impl Formatter {
             print_epoch: is_true(props, "print.epoch"),
             print_headers: is_true(props, "print.headers"),
             print_key: is_true(props, "print.key"),
-            print_value: props.get("print.value").is_none_or(|_| is_true(props, "print.value")),
+            print_value: props
+                .get("print.value")
+                .is_none_or(|_| is_true(props, "print.value")),
             key_separator: get("key.separator", "\t"),
             line_separator: get("line.separator", "\n"),
             headers_separator: get("headers.separator", ","),
@@ -352,7 +372,10 @@ mod tests {
     }
 
     fn fmt(props: &[(&str, &str)], r: &RecordRef<'_>) -> Result<String, String> {
-        let props = props.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let props = props
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let f = Formatter::new(FormatterKind::Default, &props)?;
         let mut out = Vec::new();
         f.format(0, TimestampType::CreateTime, r, &mut out)?;
@@ -380,20 +403,29 @@ mod tests {
             fmt(&all, &record(Some(b"key"), Some(b"value"))).unwrap(),
             "CreateTime:123\tPartition:0\tOffset:5\tDelivery:NOT_PRESENT\tEpoch:NOT_PRESENT\th1:v1\tkey\tvalue\n"
         );
-        assert_eq!(fmt(&[("print.value", "false")], &record(None, Some(b"v"))).unwrap(), "");
+        assert_eq!(
+            fmt(&[("print.value", "false")], &record(None, Some(b"v"))).unwrap(),
+            ""
+        );
     }
 
     #[test]
     fn deserializers() {
         let long = 42i64.to_be_bytes();
-        let props = [("value.deserializer", "org.apache.kafka.common.serialization.LongDeserializer")];
+        let props = [(
+            "value.deserializer",
+            "org.apache.kafka.common.serialization.LongDeserializer",
+        )];
         assert_eq!(fmt(&props, &record(None, Some(&long))).unwrap(), "42\n");
         assert_eq!(
             fmt(&props, &record(None, Some(b"abc"))).unwrap_err(),
             "Size of data received by LongDeserializer is not 8"
         );
         let bytes = [("value.deserializer", "BytesDeserializer")];
-        assert_eq!(fmt(&bytes, &record(None, Some(b"a\x00"))).unwrap(), "a\\x00\n");
+        assert_eq!(
+            fmt(&bytes, &record(None, Some(b"a\x00"))).unwrap(),
+            "a\\x00\n"
+        );
         assert!(Deserializer::from_class("com.example.Foo").is_err());
     }
 

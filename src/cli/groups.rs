@@ -12,7 +12,13 @@ pub fn command() -> Command {
         Command::new("kafka-consumer-groups")
             .about("List, describe, delete and reset consumer groups (not available yet).")
             .allow_external_subcommands(false)
-            .arg(clap::Arg::new("args").num_args(0..).trailing_var_arg(true).allow_hyphen_values(true).hide(true)),
+            .arg(
+                clap::Arg::new("args")
+                    .num_args(0..)
+                    .trailing_var_arg(true)
+                    .allow_hyphen_values(true)
+                    .hide(true),
+            ),
     )
 }
 

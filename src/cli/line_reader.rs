@@ -53,8 +53,18 @@ impl LineReader {
         let null_marker = props.get("null.marker").cloned();
         let distinct = [
             ("headers.delimiter", &delim, "headers.separator", &sep),
-            ("headers.delimiter", &delim, "headers.key.separator", &key_sep_h),
-            ("headers.separator", &sep, "headers.key.separator", &key_sep_h),
+            (
+                "headers.delimiter",
+                &delim,
+                "headers.key.separator",
+                &key_sep_h,
+            ),
+            (
+                "headers.separator",
+                &sep,
+                "headers.key.separator",
+                &key_sep_h,
+            ),
         ];
         let parse_headers = is_true(props, "parse.headers");
         if parse_headers {
@@ -79,8 +89,9 @@ impl LineReader {
                 }
             }
         }
-        let headers_separator = Regex::new(&sep)
-            .map_err(|e| format!("headers.separator '{sep}' is not a valid regular expression: {e}"))?;
+        let headers_separator = Regex::new(&sep).map_err(|e| {
+            format!("headers.separator '{sep}' is not a valid regular expression: {e}")
+        })?;
         Ok(LineReader {
             parse_key: is_true(props, "parse.key"),
             key_separator: key_sep.into_bytes(),
@@ -233,7 +244,10 @@ mod tests {
         assert_eq!(p.value, Some(&b"v"[..]));
         assert_eq!(
             p.headers,
-            vec![("h1".into(), Some(&b"v1"[..])), ("h2".into(), Some(&b"v2"[..]))]
+            vec![
+                ("h1".into(), Some(&b"v1"[..])),
+                ("h2".into(), Some(&b"v2"[..]))
+            ]
         );
     }
 
@@ -259,7 +273,11 @@ mod tests {
         let p = r.parse(b"a:NULL\tNULL\tNULL", 1).unwrap();
         assert_eq!((p.key, p.value), (None, None));
         assert_eq!(p.headers, vec![("a".into(), None)]);
-        assert!(r.parse(b"NULL:x\tk\tv", 1).unwrap_err().contains("null marker 'NULL'"));
+        assert!(
+            r.parse(b"NULL:x\tk\tv", 1)
+                .unwrap_err()
+                .contains("null marker 'NULL'")
+        );
         assert!(r.parse(b"NULL\tk\tv", 1).unwrap().headers.is_empty());
     }
 
@@ -289,6 +307,9 @@ mod tests {
         let p = r.parse(b"a:1;b:2,\tv", 1).unwrap();
         assert_eq!(p.headers.len(), 2);
         let err = r.parse(b"\tv", 3).unwrap_err();
-        assert_eq!(err, "No header key separator found in pair '' on line number 3");
+        assert_eq!(
+            err,
+            "No header key separator found in pair '' on line number 3"
+        );
     }
 }

@@ -82,7 +82,9 @@ pub fn run_tool(
                 .long("log-dir")
                 .value_name("DIR")
                 .value_parser(clap::value_parser!(std::path::PathBuf))
-                .help("Embedded log directory [default: $KAFKIT_LOG_DIR, else $XDG_DATA_HOME/kafkit]")
+                .help(
+                    "Embedded log directory [default: $KAFKIT_LOG_DIR, else $XDG_DATA_HOME/kafkit]",
+                )
                 .help_heading("Connection"),
         );
     let name = cmd.get_name().to_string();

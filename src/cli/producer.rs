@@ -104,13 +104,11 @@ struct Settings {
     compression: Compression,
 }
 
-fn deprecated_pair(
-    m: &ArgMatches,
-    new: &str,
-    old: &str,
-) -> Result<Option<&'static str>, CliError> {
+fn deprecated_pair(m: &ArgMatches, new: &str, old: &str) -> Result<Option<&'static str>, CliError> {
     if m.contains_id(new) && m.contains_id(old) {
-        return usage(format!("Options --{new} and --{old} cannot be specified together."));
+        return usage(format!(
+            "Options --{new} and --{old} cannot be specified together."
+        ));
     }
     if m.contains_id(old) {
         eprintln!(
@@ -157,12 +155,13 @@ fn settings(m: &ArgMatches) -> Result<(Settings, Properties, Properties), CliErr
         .or(m.get_many::<String>("property"));
     reader.extend(properties::parse_pairs(pairs.into_iter().flatten()));
 
-    if let Some(class) = m.get_one::<String>("line-reader") {
-        if class.trim() != LINE_READER && class.trim() != "LineMessageReader" {
-            return usage(format!(
-                "--line-reader {class} is not supported; kafkit reads lines with {LINE_READER} only"
-            ));
-        }
+    if let Some(class) = m.get_one::<String>("line-reader")
+        && class.trim() != LINE_READER
+        && class.trim() != "LineMessageReader"
+    {
+        return usage(format!(
+            "--line-reader {class} is not supported; kafkit reads lines with {LINE_READER} only"
+        ));
     }
     // Explicit flags win; then the producer properties; then the console producer's defaults.
     let prop_num = |key: &str| -> Result<Option<i64>, CliError> {
@@ -257,7 +256,9 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     let mut lines = LineSplitter::default();
     let mut first_pending: Option<Instant> = None;
     loop {
-        let wait = first_pending.map_or(TICK, |t| settings.linger.saturating_sub(t.elapsed()).min(TICK));
+        let wait = first_pending.map_or(TICK, |t| {
+            settings.linger.saturating_sub(t.elapsed()).min(TICK)
+        });
         match chunks.recv_timeout(wait) {
             Ok(Ok(chunk)) => {
                 let eof = chunk.is_empty();
@@ -287,7 +288,9 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
             }
             Ok(Err(e)) => {
                 sink.flush()?;
-                return Err(anyhow::Error::from(e).context("cannot read standard input").into());
+                return Err(anyhow::Error::from(e)
+                    .context("cannot read standard input")
+                    .into());
             }
             Err(RecvTimeoutError::Disconnected) => break,
             Err(RecvTimeoutError::Timeout) => {
@@ -449,21 +452,28 @@ impl LocalSink {
             };
             let partitions = meta.partitions as usize;
             self.partitioner = Partitioner::new(meta.partitions, self.batch_size);
-            self.builders = (0..partitions).map(|_| BatchBuilder::new(self.compression)).collect();
+            self.builders = (0..partitions)
+                .map(|_| BatchBuilder::new(self.compression))
+                .collect();
             self.pending = vec![Vec::new(); partitions];
             self.meta = Some(meta);
         }
         Ok(self.meta.as_ref().expect("set above"))
     }
 
-    fn add(&mut self, line: &super::line_reader::ParsedLine<'_>, number: u64) -> anyhow::Result<()> {
+    fn add(
+        &mut self,
+        line: &super::line_reader::ParsedLine<'_>,
+        number: u64,
+    ) -> anyhow::Result<()> {
         let max = self.topic()?.max_message_bytes();
         let headers: Vec<(&str, Option<&[u8]>)> =
             line.headers.iter().map(|(k, v)| (k.as_ref(), *v)).collect();
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);
-        let size = BatchBuilder::new(self.compression).record_size(now, line.key, line.value, &headers);
+        let size =
+            BatchBuilder::new(self.compression).record_size(now, line.key, line.value, &headers);
         if size + BATCH_OVERHEAD > max {
             return Err(anyhow!(
                 "line {number} is a record of {} bytes, larger than the topic's max.message.bytes ({max}); split the line or create the topic with a larger --config max.message.bytes",

@@ -150,7 +150,9 @@ fn validate(m: &ArgMatches, action: &str) -> Result<(), CliError> {
     }
     let only_with = |opt: &str, allowed: &[&str]| -> Result<(), CliError> {
         if has(opt) && !allowed.contains(&action) {
-            return usage(format!("Option \"[{opt}]\" can't be used with option \"[{action}]\""));
+            return usage(format!(
+                "Option \"[{opt}]\" can't be used with option \"[{action}]\""
+            ));
         }
         Ok(())
     };
@@ -202,7 +204,10 @@ fn matching_topics(dir: &LogDir, m: &ArgMatches) -> Result<Vec<TopicMeta>, CliEr
     let mut names = dir.topic_names()?;
     names.retain(|n| !(exclude_internal && topic_name::is_internal(n)));
     let mut topics = Vec::new();
-    if let Some(id) = m.get_one::<String>("topic-id").filter(|id| !is_zero_uuid(id)) {
+    if let Some(id) = m
+        .get_one::<String>("topic-id")
+        .filter(|id| !is_zero_uuid(id))
+    {
         for name in names {
             if let Some(meta) = dir.topic(&name)?.filter(|t| &t.id == id) {
                 topics.push(meta);
@@ -216,16 +221,17 @@ fn matching_topics(dir: &LogDir, m: &ArgMatches) -> Result<Vec<TopicMeta>, CliEr
     let arg = m.get_one::<String>("topic");
     let pattern = arg.map(|a| topic_pattern(a)).transpose()?;
     for name in names {
-        if pattern.as_ref().is_none_or(|p| p.is_match(&name)) {
-            if let Some(meta) = dir.topic(&name)? {
-                topics.push(meta);
-            }
+        if pattern.as_ref().is_none_or(|p| p.is_match(&name))
+            && let Some(meta) = dir.topic(&name)?
+        {
+            topics.push(meta);
         }
     }
-    if let Some(arg) = arg {
-        if topics.is_empty() && !m.get_flag("if-exists") {
-            return Err(LocalError::UnknownTopic(arg.clone()).into());
-        }
+    if let Some(arg) = arg
+        && topics.is_empty()
+        && !m.get_flag("if-exists")
+    {
+        return Err(LocalError::UnknownTopic(arg.clone()).into());
     }
     Ok(topics)
 }
@@ -242,15 +248,15 @@ fn create(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliE
             "WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could collide. To avoid issues it is best to use either, but not both."
         );
     }
-    if let Some(rf) = m.get_one::<i32>("replication-factor") {
-        if !(1..=32767).contains(rf) {
-            return Err(anyhow!("The replication factor must be between 1 and 32767 inclusive").into());
-        }
+    if let Some(rf) = m.get_one::<i32>("replication-factor")
+        && !(1..=32767).contains(rf)
+    {
+        return Err(anyhow!("The replication factor must be between 1 and 32767 inclusive").into());
     }
-    if let Some(p) = m.get_one::<i32>("partitions") {
-        if *p < 1 {
-            return Err(anyhow!("The partitions must be greater than 0").into());
-        }
+    if let Some(p) = m.get_one::<i32>("partitions")
+        && *p < 1
+    {
+        return Err(anyhow!("The partitions must be greater than 0").into());
     }
     let configs = parse_configs(m)?;
     let partitions = match m.get_one::<String>("replica-assignment") {
@@ -281,13 +287,18 @@ fn create(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliE
 fn default_partitions(dir: &LogDir) -> Result<u32, CliError> {
     match dir.setting("num.partitions")? {
         None => Ok(1),
-        Some(v) => v.trim().parse::<u32>().ok().filter(|p| *p > 0).ok_or_else(|| {
-            anyhow!(
-                "num.partitions={v} in {} is not a positive integer",
-                dir.root().join("config.properties").display()
-            )
-            .into()
-        }),
+        Some(v) => v
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or_else(|| {
+                anyhow!(
+                    "num.partitions={v} in {} is not a positive integer",
+                    dir.root().join("config.properties").display()
+                )
+                .into()
+            }),
     }
 }
 
@@ -307,13 +318,13 @@ fn parse_configs(m: &ArgMatches) -> Result<BTreeMap<String, String>, CliError> {
         configs.insert(name.to_string(), value.to_string());
     }
     topic_config::validate_all(&configs).map_err(|e| anyhow!(e))?;
-    if let Some(policy) = configs.get("cleanup.policy") {
-        if policy.split(',').any(|p| p.trim() == "compact") {
-            return Err(anyhow!(
+    if let Some(policy) = configs.get("cleanup.policy")
+        && policy.split(',').any(|p| p.trim() == "compact")
+    {
+        return Err(anyhow!(
                 "cleanup.policy={policy}: compaction is not yet supported on the embedded log; use cleanup.policy=delete, or a Kafka cluster"
             )
             .into());
-        }
     }
     for (name, value) in &configs {
         if let Some(warning) = topic_config::duplicate_warning(name, value) {
@@ -371,7 +382,10 @@ fn list(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliErr
 
 fn describe(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliError> {
     let topics = matching_topics(dir, m)?;
-    let filters: Vec<&str> = REPORT_FILTERS.into_iter().filter(|f| m.get_flag(f)).collect();
+    let filters: Vec<&str> = REPORT_FILTERS
+        .into_iter()
+        .filter(|f| m.get_flag(f))
+        .collect();
     let overrides_only = m.get_flag("topics-with-overrides");
     let mut text = String::new();
     for t in &topics {
@@ -412,7 +426,8 @@ fn describe(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), Cl
             ));
         }
     }
-    out.write_all(text.as_bytes()).map_err(anyhow::Error::from)?;
+    out.write_all(text.as_bytes())
+        .map_err(anyhow::Error::from)?;
     Ok(())
 }
 
@@ -440,7 +455,11 @@ fn alter(dir: &LogDir, m: &ArgMatches) -> Result<(), CliError> {
 fn delete(dir: &LogDir, m: &ArgMatches) -> Result<(), CliError> {
     for t in matching_topics(dir, m)? {
         if topic_name::is_internal(&t.name) {
-            return Err(anyhow!("Topic {} is a kafka internal topic and is not allowed to be marked for deletion.", t.name).into());
+            return Err(anyhow!(
+                "Topic {} is a kafka internal topic and is not allowed to be marked for deletion.",
+                t.name
+            )
+            .into());
         }
         match dir.delete_topic(&t.name) {
             Ok(()) | Err(LocalError::UnknownTopic(_)) => {}

@@ -26,6 +26,16 @@ pub enum LocalError {
     UnknownTopic(String),
     #[error("{0}")]
     Invalid(String),
+    /// A read or timestamp lookup asked for an offset the log does not hold (below the log start
+    /// offset after retention, or past the log end). `log_end` is exclusive.
+    #[error(
+        "offset {offset} is out of range: the partition holds offsets {log_start} (log start) up to {log_end} (log end)"
+    )]
+    OffsetOutOfRange {
+        offset: i64,
+        log_start: i64,
+        log_end: i64,
+    },
     #[error("timed out after {waited_ms} ms waiting for the lock on {}; another kafkit process holds it", path.display())]
     LockTimeout { path: PathBuf, waited_ms: u64 },
     /// A reset, delete or offset delete refused because the group has live members.

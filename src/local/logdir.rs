@@ -106,6 +106,8 @@ impl LogDir {
         })
     }
 
+    /// Turns a new or empty directory into a log directory. Concurrent first uses serialize on
+    /// the log-dir lock, so exactly one of them writes the marker.
     fn initialize(root: &Path) -> Result<()> {
         if root.is_file() {
             return Err(LocalError::Invalid(format!(
@@ -113,19 +115,47 @@ impl LogDir {
                 root.display()
             )));
         }
+        let marker = root.join(FORMAT_FILE);
+        // Refuse a directory with other content before creating anything in it.
+        if root.exists()
+            && !marker.exists()
+            && let Some(name) = Self::foreign_entry(root)?
+        {
+            return Err(Self::not_a_log_dir(root, &name));
+        }
         fs::create_dir_all(root)
             .context(|| format!("cannot create log directory {}", root.display()))?;
-        let mut entries =
-            fs::read_dir(root).context(|| format!("cannot read {}", root.display()))?;
-        if entries.next().is_some() {
-            return Err(LocalError::Invalid(format!(
-                "{} is not empty and is not a kafkit log directory (no {FORMAT_FILE} file); choose an empty or new directory with --log-dir",
-                root.display()
-            )));
+        let _lock = FileLock::acquire(&root.join(".lock"), LockMode::Exclusive)?;
+        if marker.exists() {
+            return Ok(());
+        }
+        if let Some(name) = Self::foreign_entry(root)? {
+            return Err(Self::not_a_log_dir(root, &name));
         }
         fs::create_dir_all(root.join(TOPICS_DIR))
             .context(|| format!("cannot create {}", root.join(TOPICS_DIR).display()))?;
-        write_atomically(&root.join(FORMAT_FILE), format!("{FORMAT_LINE}\n").as_bytes())
+        write_atomically(&marker, format!("{FORMAT_LINE}\n").as_bytes())
+    }
+
+    /// The first entry of `root` that a new log directory may not contain.
+    fn foreign_entry(root: &Path) -> Result<Option<String>> {
+        let entries = fs::read_dir(root).context(|| format!("cannot read {}", root.display()))?;
+        for entry in entries {
+            let entry = entry.context(|| format!("cannot read {}", root.display()))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let ours = name == ".lock" || name == TOPICS_DIR || name.starts_with(FORMAT_FILE);
+            if !ours {
+                return Ok(Some(name));
+            }
+        }
+        Ok(None)
+    }
+
+    fn not_a_log_dir(root: &Path, entry: &str) -> LocalError {
+        LocalError::Invalid(format!(
+            "{} is not empty (it holds {entry:?}) and is not a kafkit log directory (no {FORMAT_FILE} file); choose an empty or new directory with --log-dir",
+            root.display()
+        ))
     }
 
     pub fn root(&self) -> &Path {
@@ -155,7 +185,9 @@ impl LogDir {
     }
 
     fn meta_path(&self, name: &str) -> PathBuf {
-        self.root.join(TOPICS_DIR).join(format!("{name}.properties"))
+        self.root
+            .join(TOPICS_DIR)
+            .join(format!("{name}.properties"))
     }
 
     /// Every topic name, sorted.
@@ -197,7 +229,9 @@ impl LogDir {
             ))
         };
         let mut props = parse_properties(&text);
-        let id = props.remove("topic.id").ok_or_else(|| damaged("no topic.id"))?;
+        let id = props
+            .remove("topic.id")
+            .ok_or_else(|| damaged("no topic.id"))?;
         let partitions = props
             .remove("partitions")
             .and_then(|p| p.parse::<u32>().ok())
@@ -333,7 +367,12 @@ impl LogDir {
                 Ok(()) => fs::remove_dir_all(&doomed)
                     .context(|| format!("cannot remove {}", doomed.display()))?,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(LocalError::io(format!("cannot remove {}", dir.display()), e)),
+                Err(e) => {
+                    return Err(LocalError::io(
+                        format!("cannot remove {}", dir.display()),
+                        e,
+                    ));
+                }
             }
         }
         sync_dir(&self.root)
@@ -374,7 +413,10 @@ pub(crate) fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
     };
     if let Err(e) = write() {
         let _ = fs::remove_file(&tmp);
-        return Err(LocalError::io(format!("cannot write {}", path.display()), e));
+        return Err(LocalError::io(
+            format!("cannot write {}", path.display()),
+            e,
+        ));
     }
     sync_dir(path.parent().unwrap_or(Path::new(".")))
 }

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Benchmarks kafkit on the embedded log beside baselines, in one run; prints medians and ratios.
+
+Usage: python3 bench/local.py [--runs N] [--lines N]
+Builds the release binaries first. Needs only python3 and coreutils.
+
+What it measures (issue targets in brackets):
+  produce  1M lines of 100 bytes from a file into a 1-partition topic  vs  cp + sync     [<= 4x]
+  consume  them into a pipe                                             vs  cat | cat     [<= 4x]
+  list     kafka-topics --list over 100 topics                          vs  ls -la        [<= 5x]
+  latency  a line piped into the producer until a waiting consumer prints it            [< 1 s]
+  rss      peak RSS of producer and consumer                                           [<= 50 MB]
+"""
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target", "release")
+
+
+def tool(name):
+    return os.path.join(BIN, name)
+
+
+def timed(cmd, env=None, shell=False):
+    """Runs cmd; returns (seconds, peak RSS in MiB of the process tree's largest child)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, shell=shell, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"command failed: {cmd}")
+    return elapsed, usage.ru_maxrss / 1024.0
+
+
+def median_of(runs, fn):
+    results = [fn(i) for i in range(runs)]
+    return statistics.median(r[0] for r in results), max(r[1] for r in results)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--lines", type=int, default=1_000_000)
+    args = ap.parse_args()
+    subprocess.run(["cargo", "build", "--release", "--locked", "--quiet"], cwd=ROOT, check=True)
+
+    work = tempfile.mkdtemp(prefix="kafkit-bench-")
+    try:
+        data = os.path.join(work, "input.txt")
+        line = ("x" * 99 + "\n").encode()
+        with open(data, "wb") as f:
+            for i in range(args.lines):
+                prefix = b"%d " % i
+                f.write(prefix + line[len(prefix):])
+        size_mb = os.path.getsize(data) / 1e6
+        print(f"input: {args.lines} lines, {size_mb:.0f} MB; {args.runs} runs each; medians\n")
+
+        def env_for(i):
+            env = dict(os.environ)
+            env["KAFKIT_LOG_DIR"] = os.path.join(work, f"log-{i}")
+            return env
+
+        def produce(i):
+            shutil.rmtree(os.path.join(work, f"log-{i}"), ignore_errors=True)
+            return timed(f"'{tool('kafka-console-producer')}' --topic bench < '{data}'", env=env_for(i), shell=True)
+
+        def cp_sync(i):
+            dst = os.path.join(work, f"copy-{i}")
+            t = timed(f"cp '{data}' '{dst}' && sync '{dst}'", shell=True)
+            os.remove(dst)
+            return t
+
+        prod_t, prod_rss = median_of(args.runs, produce)
+        cp_t, _ = median_of(args.runs, cp_sync)
+
+        def consume(i):
+            return timed(
+                f"'{tool('kafka-console-consumer')}' --topic bench --from-beginning --max-messages {args.lines} 2>/dev/null | cat > /dev/null",
+                env=env_for(0), shell=True)
+
+        def consume_rss(i):
+            return timed([tool("kafka-console-consumer"), "--topic", "bench", "--from-beginning",
+                          "--max-messages", str(args.lines)], env=env_for(0))
+
+        def cat_cat(i):
+            return timed(f"cat '{data}' | cat > /dev/null", shell=True)
+
+        cons_t, _ = median_of(args.runs, consume)
+        _, cons_rss = median_of(1, consume_rss)
+        cat_t, _ = median_of(args.runs, cat_cat)
+
+        list_env = env_for("list")
+        for n in range(100):
+            subprocess.run([tool("kafka-topics"), "--create", "--topic", f"topic-{n:03}"], env=list_env,
+                           check=True, stdout=subprocess.DEVNULL)
+        runs = max(args.runs, 20)
+        list_t, _ = median_of(runs, lambda i: timed([tool("kafka-topics"), "--list"], env=list_env))
+        ls_t, _ = median_of(runs, lambda i: timed(["ls", "-la", list_env["KAFKIT_LOG_DIR"]]))
+
+        latencies = []
+        lat_env = env_for("latency")
+        subprocess.run([tool("kafka-topics"), "--create", "--topic", "live"], env=lat_env, check=True,
+                       stdout=subprocess.DEVNULL)
+        for i in range(args.runs):
+            consumer = subprocess.Popen([tool("kafka-console-consumer"), "--topic", "live", "--max-messages", "1"],
+                                        env=lat_env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            time.sleep(0.3)
+            start = time.perf_counter()
+            subprocess.run([tool("kafka-console-producer"), "--topic", "live"], input=b"ping\n", env=lat_env,
+                           check=True)
+            consumer.stdout.readline()
+            latencies.append(time.perf_counter() - start)
+            consumer.wait()
+        latency = statistics.median(latencies)
+
+        rows = [
+            ("produce 1M x 100 B", prod_t, "cp + sync", cp_t, 4.0),
+            ("consume 1M into a pipe", cons_t, "cat | cat", cat_t, 4.0),
+            ("kafka-topics --list (100)", list_t, "ls -la", ls_t, 5.0),
+        ]
+        print(f"{'kafkit':28} {'median':>9}   {'baseline':12} {'median':>9}   {'ratio':>6}  target")
+        for name, t, base, bt, target in rows:
+            ratio = t / bt
+            verdict = "ok" if ratio <= target else "MISSED"
+            print(f"{name:28} {t * 1000:8.1f}ms   {base:12} {bt * 1000:8.1f}ms   {ratio:5.2f}x  <= {target:.0f}x {verdict}")
+        print(f"\nproduce -> waiting consumer latency: median {latency * 1000:.0f} ms (target < 1000 ms)")
+        print(f"peak RSS: producer {prod_rss:.1f} MiB, consumer {cons_rss:.1f} MiB (target <= 50 MB)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,373 @@
+//! Segment files: names, listing a partition directory, and walking the batches of a `.log` file
+//! with pread while checking everything a batch must satisfy in this log.
+//!
+//! A batch is *good* when: at least 61 bytes remain, the header parses (length ≥ 49, magic 2),
+//! the partition leader epoch is 0 (this log always writes 0; the CRC does not cover it, so this
+//! is the only way to notice a flipped epoch), `records_count == last_offset_delta + 1`, its base
+//! offset is the one expected (offsets are dense), its offsets fit the segment's int32 relative
+//! range, the whole batch lies before the scan limit, and the CRC-32C matches. The first batch
+//! that is not good ends the scan with [`Step::Bad`]; the caller decides between "torn tail" and
+//! "corruption" with [`find_valid_batch_after`].
+//!
+//! Large batches are CRC-checked in chunks, so a damaged length field never causes an allocation
+//! larger than the scan chunk.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use super::error::{IoContext, LocalError, Result};
+use crate::record::{BATCH_OVERHEAD, BatchHeader, LOG_OVERHEAD, verify_crc};
+
+pub(crate) const LOG_SUFFIX: &str = ".log";
+pub(crate) const INDEX_SUFFIX: &str = ".index";
+pub(crate) const TIMEINDEX_SUFFIX: &str = ".timeindex";
+
+/// How much a scan reads per pread.
+pub(crate) const SCAN_CHUNK: usize = 1 << 20;
+
+/// `<dir>/<20-digit base offset><suffix>`, Kafka's `LogFileUtils.filenamePrefixFromOffset`.
+pub(crate) fn segment_path(dir: &Path, base: i64, suffix: &str) -> PathBuf {
+    dir.join(format!("{base:020}{suffix}"))
+}
+
+/// Base offsets of the segments (`.log` files) in a partition directory, sorted.
+///
+/// Other files are ignored: index files are opened by name from their segment, and the directory
+/// also holds `.lock`, `log-start-offset`, `partition.metadata` and temporary files. A `.log`
+/// file whose name is not a 20-digit offset is an error, because ignoring it could hide data.
+pub(crate) fn list_segments(dir: &Path) -> Result<Vec<i64>> {
+    let entries =
+        std::fs::read_dir(dir).context(|| format!("cannot list partition {}", dir.display()))?;
+    let mut bases = Vec::new();
+    for entry in entries {
+        let entry = entry.context(|| format!("cannot list partition {}", dir.display()))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(stem) = name.strip_suffix(LOG_SUFFIX) else {
+            continue;
+        };
+        let base = (stem.len() == 20 && stem.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| stem.parse::<i64>().ok())
+            .flatten()
+            .ok_or_else(|| {
+                LocalError::Invalid(format!(
+                    "unexpected file {} in a partition directory: segment files are named by a \
+                     20-digit base offset",
+                    dir.join(name).display()
+                ))
+            })?;
+        bases.push(base);
+    }
+    bases.sort_unstable();
+    Ok(bases)
+}
+
+/// fsyncs a directory so that file creations, renames and unlinks in it are durable.
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .context(|| format!("cannot fsync directory {}", dir.display()))
+}
+
+/// Creates an empty segment (`.log`, `.index`, `.timeindex`). The `.log` is created with
+/// O_EXCL: a segment is never silently reused. The caller fsyncs the directory.
+pub(crate) fn create_segment_files(dir: &Path, base: i64) -> Result<()> {
+    let log = segment_path(dir, base, LOG_SUFFIX);
+    File::create_new(&log).context(|| format!("cannot create segment {}", log.display()))?;
+    for suffix in [INDEX_SUFFIX, TIMEINDEX_SUFFIX] {
+        let path = segment_path(dir, base, suffix);
+        File::create(&path).context(|| format!("cannot create index {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Removes a segment's files, indexes first: a crash in between leaves a `.log` that is still
+/// listed (and removed by the next retention pass), never an index with no log.
+pub(crate) fn remove_segment_files(dir: &Path, base: i64) -> Result<()> {
+    for suffix in [INDEX_SUFFIX, TIMEINDEX_SUFFIX, LOG_SUFFIX] {
+        let path = segment_path(dir, base, suffix);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                return Err(LocalError::io(
+                    format!("cannot delete {}", path.display()),
+                    e,
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn be_i32(b: &[u8], at: usize) -> i32 {
+    i32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// Checks the header fields the CRC does not protect or that tie the batch to its place in the
+/// log. Returns why the batch is not acceptable, if it is not.
+pub(crate) fn check_header(
+    h: &BatchHeader,
+    seg_base: i64,
+    expected: Option<i64>,
+) -> Option<String> {
+    if h.partition_leader_epoch != 0 {
+        return Some(format!(
+            "partition leader epoch {} (this log always writes 0)",
+            h.partition_leader_epoch
+        ));
+    }
+    if h.last_offset_delta < 0 || h.records_count as i64 != h.last_offset_delta as i64 + 1 {
+        return Some(format!(
+            "{} records with last offset delta {}",
+            h.records_count, h.last_offset_delta
+        ));
+    }
+    if let Some(expected) = expected
+        && h.base_offset != expected
+    {
+        return Some(format!(
+            "base offset {} where {expected} was expected",
+            h.base_offset
+        ));
+    }
+    // Checked before any `last_offset()` so that a wild base offset cannot overflow.
+    if h.base_offset < seg_base
+        || h.base_offset - seg_base + h.last_offset_delta as i64 > i32::MAX as i64
+    {
+        return Some(format!(
+            "base offset {} does not belong to the segment starting at {seg_base}",
+            h.base_offset
+        ));
+    }
+    None
+}
+
+/// CRC-32C of `file[start..end)`, read in chunks.
+fn crc_of_range(file: &File, start: u64, end: u64, buf: &mut Vec<u8>) -> io::Result<u32> {
+    let mut crc = 0;
+    let mut at = start;
+    while at < end {
+        let n = ((end - at) as usize).min(SCAN_CHUNK);
+        buf.resize(n.max(buf.len()), 0);
+        file.read_exact_at(&mut buf[..n], at)?;
+        crc = crc32c::crc32c_append(crc, &buf[..n]);
+        at += n as u64;
+    }
+    Ok(crc)
+}
+
+/// A batch found by [`Scanner::next`].
+pub(crate) struct ScannedBatch<'a> {
+    pub position: u64,
+    pub header: BatchHeader,
+    /// The whole batch when it fits in the scan buffer; otherwise re-read it with pread (its
+    /// CRC has already been checked in chunks).
+    pub bytes: Option<&'a [u8]>,
+}
+
+/// One step of a scan.
+pub(crate) enum Step<'a> {
+    Batch(ScannedBatch<'a>),
+    /// The scan limit was reached exactly at a batch boundary.
+    End,
+    /// The bytes at `position` are not a good batch.
+    Bad {
+        position: u64,
+        reason: String,
+    },
+}
+
+/// Walks the batches of one segment from `pos` up to `end` with chunked preads.
+pub(crate) struct Scanner<'f> {
+    file: &'f File,
+    path: &'f Path,
+    seg_base: i64,
+    pos: u64,
+    end: u64,
+    expected: Option<i64>,
+    buf: Vec<u8>,
+    buf_start: u64,
+    buf_len: usize,
+    chunk: usize,
+}
+
+impl<'f> Scanner<'f> {
+    /// `expected` is the base offset the first batch must have, when known (always known at
+    /// position 0: the segment's base offset).
+    pub fn new(
+        file: &'f File,
+        path: &'f Path,
+        seg_base: i64,
+        start: u64,
+        end: u64,
+        chunk: usize,
+    ) -> Self {
+        Scanner {
+            file,
+            path,
+            seg_base,
+            pos: start,
+            end,
+            expected: (start == 0).then_some(seg_base),
+            buf: Vec::new(),
+            buf_start: 0,
+            buf_len: 0,
+            chunk: chunk.max(BATCH_OVERHEAD),
+        }
+    }
+
+    /// End of the last good batch returned (or the start).
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+
+    /// The offset after the last good batch returned, if any was.
+    pub fn next_offset(&self) -> Option<i64> {
+        self.expected
+    }
+
+    /// Makes `buf` cover `[at, at + len)`; `at + len <= end` is the caller's job.
+    fn fill(&mut self, at: u64, len: usize) -> Result<()> {
+        if at >= self.buf_start && at + len as u64 <= self.buf_start + self.buf_len as u64 {
+            return Ok(());
+        }
+        let n = (self.chunk.max(len) as u64).min(self.end - at) as usize;
+        if self.buf.len() < n {
+            self.buf.resize(n, 0);
+        }
+        let path = self.path;
+        self.file
+            .read_exact_at(&mut self.buf[..n], at)
+            .context(|| format!("cannot read {} at byte {at}", path.display()))?;
+        self.buf_start = at;
+        self.buf_len = n;
+        Ok(())
+    }
+
+    fn slice(&self, at: u64, len: usize) -> &[u8] {
+        let s = (at - self.buf_start) as usize;
+        &self.buf[s..s + len]
+    }
+
+    pub fn next(&mut self) -> Result<Step<'_>> {
+        let pos = self.pos;
+        let remaining = self.end.saturating_sub(pos);
+        let bad = |reason: String| {
+            Ok(Step::Bad {
+                position: pos,
+                reason,
+            })
+        };
+        if remaining == 0 {
+            return Ok(Step::End);
+        }
+        if remaining < BATCH_OVERHEAD as u64 {
+            return bad(format!(
+                "{remaining} bytes at the end are too few for a batch header"
+            ));
+        }
+        self.fill(pos, BATCH_OVERHEAD)?;
+        let header = match BatchHeader::parse(self.slice(pos, BATCH_OVERHEAD)) {
+            Ok(h) => h,
+            Err(e) => return bad(e.to_string()),
+        };
+        if let Some(reason) = check_header(&header, self.seg_base, self.expected) {
+            return bad(reason);
+        }
+        let total = header.total_size() as u64;
+        if total > remaining {
+            return bad(format!(
+                "batch of {total} bytes runs past the end of the data ({remaining} bytes left)"
+            ));
+        }
+        let fits = total as usize <= self.chunk;
+        if fits {
+            self.fill(pos, total as usize)?;
+            if let Err(e) = verify_crc(self.slice(pos, total as usize)) {
+                return bad(e.to_string());
+            }
+        } else {
+            let mut scratch = std::mem::take(&mut self.buf);
+            let crc = crc_of_range(self.file, pos + 21, pos + total, &mut scratch)
+                .context(|| format!("cannot read {} at byte {pos}", self.path.display()))?;
+            self.buf = scratch;
+            self.buf_len = 0; // contents replaced by the chunked read
+            if crc != header.crc {
+                return bad(format!(
+                    "record batch CRC mismatch: stored {:#010x}, computed {crc:#010x}",
+                    header.crc
+                ));
+            }
+        }
+        self.pos = pos + total;
+        self.expected = Some(header.base_offset + header.last_offset_delta as i64 + 1);
+        let bytes = fits.then(|| self.slice(pos, total as usize));
+        Ok(Step::Batch(ScannedBatch {
+            position: pos,
+            header,
+            bytes,
+        }))
+    }
+}
+
+/// Looks for a good batch starting anywhere in `file[from..end)` whose base offset is at least
+/// `min_base`. If one exists, the bad bytes before it are damage in the middle of the log (fail
+/// stop); if none does, they are a torn tail (safe to cut). Cheap filters (magic, length, offsets,
+/// epoch) reject almost every position before a CRC is computed, so zero pages and garbage scan
+/// at memory speed.
+pub(crate) fn find_valid_batch_after(
+    file: &File,
+    path: &Path,
+    seg_base: i64,
+    from: u64,
+    end: u64,
+    min_base: i64,
+) -> Result<Option<u64>> {
+    const WINDOW: usize = 1 << 20;
+    let read_err = |at: u64| move || format!("cannot read {} at byte {at}", path.display());
+    let mut buf = Vec::new();
+    let mut scratch = Vec::new();
+    let mut q0 = from;
+    while q0 + BATCH_OVERHEAD as u64 <= end {
+        let n = ((end - q0) as usize).min(WINDOW + BATCH_OVERHEAD);
+        buf.resize(n, 0);
+        file.read_exact_at(&mut buf[..n], q0)
+            .context(read_err(q0))?;
+        // Positions i with a whole header in this window; the next window starts after them.
+        let starts = (n - BATCH_OVERHEAD + 1).min(WINDOW);
+        for i in 0..starts {
+            let b = &buf[i..n];
+            if b[16] != 2 {
+                continue;
+            }
+            let q = q0 + i as u64;
+            let length = be_i32(b, 8);
+            if length < (BATCH_OVERHEAD - LOG_OVERHEAD) as i32 {
+                continue;
+            }
+            let total = LOG_OVERHEAD as u64 + length as u64;
+            if total > end - q {
+                continue;
+            }
+            let Ok(header) = BatchHeader::parse(b) else {
+                continue;
+            };
+            if header.base_offset < min_base || check_header(&header, seg_base, None).is_some() {
+                continue;
+            }
+            let ok = if i as u64 + total <= n as u64 {
+                verify_crc(&b[..total as usize]).is_ok()
+            } else {
+                crc_of_range(file, q + 21, q + total, &mut scratch).context(read_err(q))?
+                    == header.crc
+            };
+            if ok {
+                return Ok(Some(q));
+            }
+        }
+        q0 += starts as u64;
+    }
+    Ok(None)
+}

@@ -1,0 +1,118 @@
+//! Shared helpers for the integration tests: run the tools as a user would, against a fresh
+//! embedded log directory.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+
+/// A temporary log directory and a way to run the tools against it.
+pub struct Kafkit {
+    dir: tempfile::TempDir,
+}
+
+impl Kafkit {
+    pub fn new() -> Self {
+        Kafkit {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub fn log_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// A tool command with `KAFKIT_LOG_DIR` pointing at this test's log dir.
+    pub fn cmd(&self, tool: &str) -> Command {
+        let mut cmd = Command::cargo_bin(tool).expect("binary built");
+        cmd.env("KAFKIT_LOG_DIR", self.dir.path())
+            .env_remove("XDG_DATA_HOME")
+            .timeout(std::time::Duration::from_secs(60));
+        cmd
+    }
+
+    /// Runs a tool with arguments and optional stdin; returns its output.
+    pub fn run(&self, tool: &str, args: &[&str], stdin: Option<&[u8]>) -> Output {
+        let mut cmd = self.cmd(tool);
+        cmd.args(args);
+        if let Some(input) = stdin {
+            cmd.write_stdin(input.to_vec());
+        }
+        cmd.output().expect("tool runs")
+    }
+
+    /// Runs a tool that must succeed; returns stdout as text.
+    pub fn ok(&self, tool: &str, args: &[&str], stdin: Option<&[u8]>) -> String {
+        let out = self.run(tool, args, stdin);
+        assert!(
+            out.status.success(),
+            "{tool} {args:?} failed with {:?}\nstdout: {}\nstderr: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs a tool that must fail with `code`; returns stderr as text.
+    pub fn fails(&self, tool: &str, args: &[&str], stdin: Option<&[u8]>, code: i32) -> String {
+        let out = self.run(tool, args, stdin);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{tool} {args:?}: expected exit {code}\nstdout: {}\nstderr: {stderr}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(!stderr.contains("panicked"), "{tool} panicked: {stderr}");
+        stderr
+    }
+
+    /// Produces `input` to `topic` with extra producer arguments.
+    pub fn produce(&self, topic: &str, extra: &[&str], input: &[u8]) {
+        let mut args = vec!["--topic", topic];
+        args.extend_from_slice(extra);
+        self.ok("kafka-console-producer", &args, Some(input));
+    }
+
+    /// Consumes `n` records of `topic` from the beginning; returns stdout.
+    pub fn consume(&self, topic: &str, n: usize, extra: &[&str]) -> String {
+        let n = n.to_string();
+        let mut args = vec![
+            "--topic",
+            topic,
+            "--from-beginning",
+            "--max-messages",
+            n.as_str(),
+            "--timeout-ms",
+            "5000",
+        ];
+        args.extend_from_slice(extra);
+        self.ok("kafka-console-consumer", &args, None)
+    }
+
+    /// A snapshot of every file in the log dir (name and bytes), to prove nothing changed.
+    pub fn files(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut stack = vec![self.dir.path().to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else {
+                    let bytes = std::fs::read(&path).unwrap();
+                    out.push((path, bytes));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}

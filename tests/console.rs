@@ -1,0 +1,768 @@
+//! `kafka-console-producer` and `kafka-console-consumer` on the embedded log.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use common::Kafkit;
+
+const P: &str = "kafka-console-producer";
+const C: &str = "kafka-console-consumer";
+const T: &str = "kafka-topics";
+
+fn sorted(text: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn quickstart_round_trip() {
+    let k = Kafkit::new();
+    k.ok(
+        T,
+        &[
+            "--create",
+            "--if-not-exists",
+            "--topic",
+            "orders-demo",
+            "--partitions",
+            "3",
+            "--replication-factor",
+            "1",
+        ],
+        None,
+    );
+    let out = k.run(
+        P,
+        &["--topic", "orders-demo"],
+        Some(b"order-101\norder-102\norder-103\n"),
+    );
+    assert!(out.status.success());
+    assert!(
+        out.stdout.is_empty() && out.stderr.is_empty(),
+        "producer prints nothing"
+    );
+    let out = k.run(
+        C,
+        &[
+            "--topic",
+            "orders-demo",
+            "--from-beginning",
+            "--max-messages",
+            "3",
+        ],
+        None,
+    );
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(sorted(&stdout), ["order-101", "order-102", "order-103"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Processed a total of 3 messages\n"
+    );
+}
+
+#[test]
+fn producing_to_a_missing_topic_creates_it_unless_disabled() {
+    let k = Kafkit::new();
+    k.produce("fresh", &[], b"x\n");
+    assert!(
+        k.ok(T, &["--describe", "--topic", "fresh"], None)
+            .contains("PartitionCount: 1")
+    );
+    std::fs::write(
+        k.path("config.properties"),
+        "auto.create.topics.enable=false\n",
+    )
+    .unwrap();
+    let err = k.fails(P, &["--topic", "other"], Some(b"y\n"), 1);
+    assert!(err.contains("auto.create.topics.enable=false"), "{err}");
+    assert_eq!(k.ok(T, &["--list"], None), "fresh\n");
+    // An empty input creates nothing.
+    std::fs::remove_file(k.path("config.properties")).unwrap();
+    k.produce("never", &[], b"");
+    assert_eq!(k.ok(T, &["--list"], None), "fresh\n");
+}
+
+#[test]
+fn keys_follow_kafkas_partitioner_and_print_props() {
+    let k = Kafkit::new();
+    k.ok(
+        T,
+        &["--create", "--topic", "keyed", "--partitions", "6"],
+        None,
+    );
+    // murmur2 vectors: "a" -> 4 of 6, "abc" -> 3 of 6, "foobar" -> 0 of 6.
+    k.produce(
+        "keyed",
+        &[
+            "--reader-property",
+            "parse.key=true",
+            "--reader-property",
+            "key.separator=:",
+        ],
+        b"a:1\nabc:2\nfoobar:3\na:4\n",
+    );
+    let p4 = k.ok(
+        C,
+        &[
+            "--topic",
+            "keyed",
+            "--partition",
+            "4",
+            "--offset",
+            "earliest",
+            "--max-messages",
+            "2",
+            "--formatter-property",
+            "print.key=true",
+            "--formatter-property",
+            "print.offset=true",
+        ],
+        None,
+    );
+    assert_eq!(p4, "Offset:0\ta\t1\nOffset:1\ta\t4\n");
+    let p3 = k.ok(
+        C,
+        &[
+            "--topic",
+            "keyed",
+            "--partition",
+            "3",
+            "--from-beginning",
+            "--max-messages",
+            "1",
+            "--formatter-property",
+            "print.partition=true",
+        ],
+        None,
+    );
+    assert_eq!(p3, "Partition:3\t2\n");
+    let p0 = k.ok(
+        C,
+        &[
+            "--topic",
+            "keyed",
+            "--partition",
+            "0",
+            "--offset",
+            "0",
+            "--max-messages",
+            "1",
+            "--formatter-property",
+            "print.key=true",
+            "--formatter-property",
+            "key.separator=|",
+        ],
+        None,
+    );
+    assert_eq!(p0, "foobar|3\n");
+}
+
+#[test]
+fn headers_null_marker_and_binary_lines() {
+    let k = Kafkit::new();
+    let props = [
+        "--reader-property",
+        "parse.key=true",
+        "--reader-property",
+        "parse.headers=true",
+        "--reader-property",
+        "null.marker=NULL",
+    ];
+    k.produce(
+        "h",
+        &props,
+        b"h1:v1,h2:NULL\tk1\tv1\r\nNULL\tNULL\tNULL\nh:x\tk\t\xff\x00bin\n",
+    );
+    let out = k.consume(
+        "h",
+        3,
+        &[
+            "--formatter-property",
+            "print.headers=true",
+            "--formatter-property",
+            "print.key=true",
+            "--formatter-property",
+            "print.timestamp=true",
+        ],
+    );
+    let lines: Vec<&[u8]> = out.as_bytes().split(|b| *b == b'\n').collect();
+    let text = String::from_utf8_lossy(lines[0]);
+    assert!(text.starts_with("CreateTime:"), "{text}");
+    assert!(text.ends_with("\th1:v1,h2:null\tk1\tv1"), "{text}");
+    assert!(String::from_utf8_lossy(lines[1]).ends_with("\tNO_HEADERS\tnull\tnull"));
+    // Binary bytes come back exactly (the consumer output is raw bytes).
+    let raw = k
+        .run(
+            C,
+            &["--topic", "h", "--from-beginning", "--max-messages", "3"],
+            None,
+        )
+        .stdout;
+    assert!(raw.ends_with(b"\n\xff\x00bin\n"), "{raw:?}");
+}
+
+#[test]
+fn reader_errors_stop_with_the_line_number() {
+    let k = Kafkit::new();
+    let err = k.fails(
+        P,
+        &["--topic", "e", "--reader-property", "parse.key=true"],
+        Some(b"k\tv\nnokey\nk2\tv2\n"),
+        1,
+    );
+    assert!(
+        err.contains("No key separator found on line number 2: 'nokey'"),
+        "{err}"
+    );
+    // The line before the bad one was delivered, nothing after it.
+    assert_eq!(k.consume("e", 1, &[]), "v\n");
+    let out = k.run(
+        C,
+        &["--topic", "e", "--from-beginning", "--timeout-ms", "300"],
+        None,
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "v\n");
+    let err = k.fails(
+        P,
+        &[
+            "--topic",
+            "e",
+            "--reader-property",
+            "parse.headers=true",
+            "--reader-property",
+            "headers.separator=\t",
+        ],
+        Some(b"x\n"),
+        1,
+    );
+    assert!(
+        err.contains("headers.delimiter and headers.separator may not be equal"),
+        "{err}"
+    );
+}
+
+#[test]
+fn oversized_line_names_line_and_limit() {
+    let k = Kafkit::new();
+    k.ok(
+        T,
+        &[
+            "--create",
+            "--topic",
+            "small",
+            "--config",
+            "max.message.bytes=1000",
+        ],
+        None,
+    );
+    let mut input = b"ok\n".to_vec();
+    input.extend(vec![b'x'; 2000]);
+    input.push(b'\n');
+    let err = k.fails(P, &["--topic", "small"], Some(&input), 1);
+    assert!(
+        err.contains("line 2") && err.contains("max.message.bytes (1000)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn every_codec_writes_compressed_batches() {
+    let k = Kafkit::new();
+    for codec in ["none", "gzip", "snappy", "lz4", "zstd"] {
+        let topic = format!("c-{codec}");
+        let input: String = (0..500)
+            .map(|i| format!("record-{i}-{}\n", "y".repeat(50)))
+            .collect();
+        k.produce(&topic, &["--compression-codec", codec], input.as_bytes());
+        let out = k.consume(&topic, 500, &[]);
+        assert_eq!(out, input, "{codec}");
+        let log = std::fs::read(k.path(&format!("{topic}-0/00000000000000000000.log"))).unwrap();
+        let header = kafkit::record::BatchHeader::parse(&log).unwrap();
+        assert_eq!(header.compression().unwrap().name(), codec);
+    }
+    // Without a value, --compression-codec means gzip.
+    k.produce("c-default", &["--compression-codec"], b"a\n");
+    let log = std::fs::read(k.path("c-default-0/00000000000000000000.log")).unwrap();
+    assert_eq!(
+        kafkit::record::BatchHeader::parse(&log)
+            .unwrap()
+            .compression()
+            .unwrap()
+            .name(),
+        "gzip"
+    );
+    let err = k.fails(
+        P,
+        &["--topic", "x", "--compression-codec", "brotli"],
+        Some(b"a\n"),
+        2,
+    );
+    assert!(
+        err.contains("Invalid value brotli for configuration compression.type"),
+        "{err}"
+    );
+}
+
+#[test]
+fn many_lines_batch_and_keep_order() {
+    let k = Kafkit::new();
+    let input: String = (0..20_000).map(|i| format!("{i}\n")).collect();
+    k.produce("bulk", &[], input.as_bytes());
+    assert_eq!(k.consume("bulk", 20_000, &[]), input);
+    // Many records share a batch: far fewer batches than lines.
+    let log = std::fs::read(k.path("bulk-0/00000000000000000000.log")).unwrap();
+    let batches = kafkit::record::BatchIter::new(&log).count();
+    assert!(batches < 100, "{batches} batches");
+    // --sync writes each record on its own.
+    k.produce("synced", &["--sync"], b"1\n2\n3\n");
+    let log = std::fs::read(k.path("synced-0/00000000000000000000.log")).unwrap();
+    assert_eq!(kafkit::record::BatchIter::new(&log).count(), 3);
+}
+
+#[test]
+fn consumer_positions_and_limits() {
+    let k = Kafkit::new();
+    k.produce("pos", &[], b"a\nb\nc\nd\n");
+    assert_eq!(
+        k.ok(
+            C,
+            &[
+                "--topic",
+                "pos",
+                "--partition",
+                "0",
+                "--offset",
+                "2",
+                "--timeout-ms",
+                "300"
+            ],
+            None
+        ),
+        "c\nd\n"
+    );
+    assert_eq!(
+        k.ok(
+            C,
+            &[
+                "--topic",
+                "pos",
+                "--partition",
+                "0",
+                "--offset",
+                "latest",
+                "--timeout-ms",
+                "200"
+            ],
+            None
+        ),
+        ""
+    );
+    // Without --from-beginning the consumer starts at the end.
+    let out = k.run(C, &["--topic", "pos", "--timeout-ms", "200"], None);
+    assert!(out.status.success() && out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Processed a total of 0 messages\n"
+    );
+    // An offset past the end falls back to auto.offset.reset (latest by default).
+    assert_eq!(
+        k.ok(
+            C,
+            &[
+                "--topic",
+                "pos",
+                "--partition",
+                "0",
+                "--offset",
+                "99",
+                "--timeout-ms",
+                "200"
+            ],
+            None
+        ),
+        ""
+    );
+    assert_eq!(
+        k.ok(
+            C,
+            &[
+                "--topic",
+                "pos",
+                "--partition",
+                "0",
+                "--offset",
+                "99",
+                "--timeout-ms",
+                "200",
+                "--command-property",
+                "auto.offset.reset=earliest"
+            ],
+            None
+        ),
+        "a\nb\nc\nd\n"
+    );
+    let err = k.fails(
+        C,
+        &["--topic", "pos", "--partition", "3", "--timeout-ms", "200"],
+        None,
+        1,
+    );
+    assert!(err.contains("partition 3 does not exist"), "{err}");
+    assert_eq!(k.consume("pos", 2, &[]), "a\nb\n");
+}
+
+#[test]
+fn include_regex_reads_matching_topics() {
+    let k = Kafkit::new();
+    k.produce("logs-a", &[], b"1\n");
+    k.produce("logs-b", &[], b"2\n");
+    k.produce("other", &[], b"3\n");
+    let out = k.ok(
+        C,
+        &[
+            "--include",
+            "logs-.*",
+            "--from-beginning",
+            "--max-messages",
+            "2",
+            "--timeout-ms",
+            "3000",
+        ],
+        None,
+    );
+    assert_eq!(sorted(&out), ["1", "2"]);
+}
+
+#[test]
+fn formatters_and_deserializers() {
+    let k = Kafkit::new();
+    k.produce("f", &[], b"hello\n");
+    assert_eq!(
+        k.consume(
+            "f",
+            1,
+            &[
+                "--formatter",
+                "org.apache.kafka.tools.consumer.NoOpMessageFormatter"
+            ]
+        ),
+        ""
+    );
+    assert_eq!(
+        k.consume(
+            "f",
+            1,
+            &[
+                "--formatter",
+                "org.apache.kafka.tools.consumer.LoggingMessageFormatter"
+            ]
+        ),
+        "hello\n"
+    );
+    assert_eq!(
+        k.consume(
+            "f",
+            1,
+            &[
+                "--value-deserializer",
+                "org.apache.kafka.common.serialization.StringDeserializer"
+            ]
+        ),
+        "hello\n"
+    );
+    let err = k.fails(
+        C,
+        &[
+            "--topic",
+            "f",
+            "--from-beginning",
+            "--max-messages",
+            "1",
+            "--value-deserializer",
+            "org.apache.kafka.common.serialization.LongDeserializer",
+        ],
+        None,
+        1,
+    );
+    assert!(
+        err.contains("Size of data received by LongDeserializer is not 8"),
+        "{err}"
+    );
+    assert!(err.contains("Processed a total of 1 messages"), "{err}");
+    let out = k.run(
+        C,
+        &[
+            "--topic",
+            "f",
+            "--from-beginning",
+            "--max-messages",
+            "1",
+            "--skip-message-on-error",
+            "--value-deserializer",
+            "LongDeserializer",
+        ],
+        None,
+    );
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty());
+    let err = k.fails(
+        C,
+        &["--topic", "f", "--formatter", "com.example.Mine"],
+        None,
+        2,
+    );
+    assert!(err.contains("com.example.Mine"), "{err}");
+}
+
+#[test]
+fn consumer_usage_errors() {
+    let k = Kafkit::new();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--from-beginning"],
+            "Exactly one of the following arguments is required: [topic], [include]",
+        ),
+        (
+            &["--topic", "a", "--include", "b"],
+            "Exactly one of the following arguments is required",
+        ),
+        (
+            &["--include", "a", "--partition", "0"],
+            "The topic is required when partition is specified.",
+        ),
+        (
+            &["--topic", "a", "--offset", "5"],
+            "The partition is required when offset is specified.",
+        ),
+        (
+            &["--topic", "a", "--partition", "0", "--offset", "-3"],
+            "The provided offset value '-3' is incorrect.",
+        ),
+        (
+            &[
+                "--topic",
+                "a",
+                "--partition",
+                "0",
+                "--offset",
+                "1",
+                "--from-beginning",
+            ],
+            "Options from-beginning and offset cannot be specified together.",
+        ),
+        (
+            &[
+                "--topic",
+                "a",
+                "--property",
+                "x=1",
+                "--formatter-property",
+                "y=2",
+            ],
+            "Options --property and --formatter-property cannot be specified together.",
+        ),
+        (
+            &["--topic", "a", "--isolation-level", "maybe"],
+            "isolation.level",
+        ),
+        (
+            &["--topic", "a", "--max-messages", "x"],
+            "Cannot parse argument 'x' of option max-messages",
+        ),
+    ];
+    for (args, msg) in cases {
+        let err = k.fails(C, args, None, 2);
+        assert!(err.contains(msg), "{args:?}: {err}");
+    }
+    let err = k.fails(
+        C,
+        &[
+            "--topic",
+            "a",
+            "--from-beginning",
+            "--command-property",
+            "auto.offset.reset=latest",
+        ],
+        None,
+        1,
+    );
+    assert!(
+        err.contains(
+            "Can't simultaneously specify --from-beginning and 'auto.offset.reset=latest'"
+        ),
+        "{err}"
+    );
+    assert!(
+        k.files().is_empty() || !k.path("a-0").exists(),
+        "nothing created"
+    );
+}
+
+#[test]
+fn producer_usage_errors() {
+    let k = Kafkit::new();
+    let err = k.fails(P, &["--sync"], Some(b"x\n"), 2);
+    assert!(
+        err.contains("Missing required argument \"[topic]\""),
+        "{err}"
+    );
+    let err = k.fails(
+        P,
+        &[
+            "--topic",
+            "t",
+            "--property",
+            "a=b",
+            "--reader-property",
+            "c=d",
+        ],
+        Some(b"x\n"),
+        2,
+    );
+    assert!(
+        err.contains("Options --reader-property and --property cannot be specified together."),
+        "{err}"
+    );
+    let err = k.fails(
+        P,
+        &["--topic", "t", "--request-required-acks", "2"],
+        Some(b"x\n"),
+        2,
+    );
+    assert!(
+        err.contains("Invalid value 2 for configuration acks"),
+        "{err}"
+    );
+    let err = k.fails(
+        P,
+        &["--topic", "t", "--line-reader", "com.example.Reader"],
+        Some(b"x\n"),
+        2,
+    );
+    assert!(err.contains("com.example.Reader"), "{err}");
+    let err = k.fails(P, &["--topic", "bad topic"], Some(b"x\n"), 1);
+    assert!(err.contains("Invalid topic"), "{err}");
+    let out = k.run(
+        P,
+        &["--topic", "t", "--property", "parse.key=false"],
+        Some(b"x\n"),
+    );
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Warning: --property is deprecated"));
+}
+
+#[test]
+fn waiting_consumer_sees_new_records_quickly() {
+    let k = Kafkit::new();
+    let mut consumer = StdCommand::new(assert_cmd::cargo::cargo_bin("kafka-console-consumer"))
+        .args([
+            "--topic",
+            "live",
+            "--max-messages",
+            "1",
+            "--timeout-ms",
+            "20000",
+        ])
+        .env("KAFKIT_LOG_DIR", k.log_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The topic does not exist yet: the consumer warns once and waits.
+    std::thread::sleep(Duration::from_millis(600));
+    let start = Instant::now();
+    k.produce("live", &[], b"hello\n");
+    let mut line = String::new();
+    BufReader::new(consumer.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let latency = start.elapsed();
+    assert_eq!(line, "hello\n");
+    assert!(latency < Duration::from_secs(2), "took {latency:?}");
+    let out = consumer.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("does not exist").count(), 1, "{stderr}");
+    assert!(
+        stderr.ends_with("Processed a total of 1 messages\n"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn closed_stdout_and_ctrl_c() {
+    let k = Kafkit::new();
+    let input: String = (0..50_000).map(|i| format!("line-{i}\n")).collect();
+    k.produce("big", &[], input.as_bytes());
+    // `| head -1`: the consumer stops with status 0 and Kafka's two lines.
+    let out = StdCommand::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "'{}' --topic big --from-beginning 2>err.txt | head -1; echo \"status=${{PIPESTATUS[0]}}\"; cat err.txt",
+            assert_cmd::cargo::cargo_bin("kafka-console-consumer").display()
+        ))
+        .current_dir(k.log_dir())
+        .env("KAFKIT_LOG_DIR", k.log_dir())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("line-0\nstatus=0\n"), "{text}");
+    assert!(
+        text.contains("Unable to write to standard out, closing consumer."),
+        "{text}"
+    );
+    assert!(text.contains("Processed a total of"), "{text}");
+    // Ctrl-C: exit 130 with the count.
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("kafka-console-consumer"))
+        .args(["--topic", "big"])
+        .env("KAFKIT_LOG_DIR", k.log_dir())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    StdCommand::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(err, "Processed a total of 0 messages\n");
+}
+
+#[test]
+fn producer_flushes_on_linger_while_stdin_stays_open() {
+    let k = Kafkit::new();
+    let mut producer = StdCommand::new(assert_cmd::cargo::cargo_bin("kafka-console-producer"))
+        .args(["--topic", "linger", "--timeout", "200"])
+        .env("KAFKIT_LOG_DIR", k.log_dir())
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = producer.stdin.take().unwrap();
+    stdin.write_all(b"typed\n").unwrap();
+    stdin.flush().unwrap();
+    let out = k.ok(
+        C,
+        &[
+            "--topic",
+            "linger",
+            "--from-beginning",
+            "--max-messages",
+            "1",
+            "--timeout-ms",
+            "5000",
+        ],
+        None,
+    );
+    assert_eq!(out, "typed\n");
+    drop(stdin);
+    assert!(producer.wait().unwrap().success());
+}

@@ -1,0 +1,395 @@
+//! `kafka-topics` on the embedded log, as a user types it.
+
+mod common;
+
+use common::Kafkit;
+
+const T: &str = "kafka-topics";
+
+fn topic_id(k: &Kafkit, topic: &str) -> String {
+    let out = k.ok(T, &["--describe", "--topic", topic], None);
+    let line = out.lines().next().unwrap();
+    line.split('\t')
+        .find_map(|f| f.strip_prefix("TopicId: "))
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn quickstart_create_list_describe() {
+    let k = Kafkit::new();
+    let out = k.ok(
+        T,
+        &[
+            "--create",
+            "--if-not-exists",
+            "--topic",
+            "orders-demo",
+            "--partitions",
+            "3",
+            "--replication-factor",
+            "1",
+        ],
+        None,
+    );
+    assert_eq!(out, "Created topic orders-demo.\n");
+    assert_eq!(k.ok(T, &["--list"], None), "orders-demo\n");
+    let id = topic_id(&k, "orders-demo");
+    assert_eq!(id.len(), 22);
+    let expected = format!(
+        "Topic: orders-demo\tTopicId: {id}\tPartitionCount: 3\tReplicationFactor: 1\tConfigs: \n\
+         \tTopic: orders-demo\tPartition: 0\tLeader: 0\tReplicas: 0\tIsr: 0\tElr: \tLastKnownElr: \n\
+         \tTopic: orders-demo\tPartition: 1\tLeader: 0\tReplicas: 0\tIsr: 0\tElr: \tLastKnownElr: \n\
+         \tTopic: orders-demo\tPartition: 2\tLeader: 0\tReplicas: 0\tIsr: 0\tElr: \tLastKnownElr: \n"
+    );
+    assert_eq!(
+        k.ok(T, &["--describe", "--topic", "orders-demo"], None),
+        expected
+    );
+    // Kafka's on-disk layout.
+    for p in 0..3 {
+        let dir = k.path(&format!("orders-demo-{p}"));
+        assert!(dir.join("00000000000000000000.log").exists());
+        let meta = std::fs::read_to_string(dir.join("partition.metadata")).unwrap();
+        assert_eq!(meta, format!("version: 0\ntopic_id: {id}\n"));
+    }
+    // --if-not-exists on an existing topic: silent success.
+    assert_eq!(
+        k.ok(
+            T,
+            &["--create", "--if-not-exists", "--topic", "orders-demo"],
+            None
+        ),
+        ""
+    );
+    let err = k.fails(T, &["--create", "--topic", "orders-demo"], None, 1);
+    assert!(err.contains("Topic 'orders-demo' already exists."), "{err}");
+}
+
+#[test]
+fn configs_are_validated_and_shown() {
+    let k = Kafkit::new();
+    k.ok(
+        T,
+        &[
+            "--create",
+            "--topic",
+            "a",
+            "--config",
+            "retention.ms=1000",
+            "--config",
+            "max.message.bytes = 2000",
+        ],
+        None,
+    );
+    k.ok(T, &["--create", "--topic", "b"], None);
+    let out = k.ok(T, &["--describe", "--topic", "a"], None);
+    assert!(out.starts_with("Topic: a\t"));
+    assert!(
+        out.lines()
+            .next()
+            .unwrap()
+            .ends_with("Configs: max.message.bytes=2000,retention.ms=1000"),
+        "{out}"
+    );
+    assert_eq!(
+        k.ok(T, &["--describe", "--topics-with-overrides"], None)
+            .lines()
+            .count(),
+        1
+    );
+    let err = k.fails(
+        T,
+        &["--create", "--topic", "c", "--config", "no.such=1"],
+        None,
+        1,
+    );
+    assert!(err.contains("Unknown topic config name: no.such"), "{err}");
+    let err = k.fails(
+        T,
+        &["--create", "--topic", "c", "--config", "segment.bytes=12"],
+        None,
+        1,
+    );
+    assert!(
+        err.contains("Invalid value 12 for configuration segment.bytes"),
+        "{err}"
+    );
+    let err = k.fails(
+        T,
+        &["--create", "--topic", "c", "--config", "retention.ms"],
+        None,
+        1,
+    );
+    assert!(err.contains("must be in the format \"key=val\""), "{err}");
+    let err = k.fails(
+        T,
+        &[
+            "--create",
+            "--topic",
+            "c",
+            "--config",
+            "cleanup.policy=compact",
+        ],
+        None,
+        1,
+    );
+    assert!(
+        err.contains("compaction is not yet supported on the embedded log"),
+        "{err}"
+    );
+    assert_eq!(k.ok(T, &["--list"], None), "a\nb\n");
+}
+
+#[test]
+fn topic_is_a_regex_except_on_create() {
+    let k = Kafkit::new();
+    for t in ["aXb", "a.b", "other"] {
+        k.ok(T, &["--create", "--topic", t], None);
+    }
+    assert_eq!(k.ok(T, &["--list", "--topic", "a.b"], None), "a.b\naXb\n");
+    assert_eq!(
+        k.ok(T, &["--list", "--topic", "a.b,other"], None),
+        "a.b\naXb\nother\n"
+    );
+    assert_eq!(k.ok(T, &["--list", "--topic", "nothing"], None), "\n");
+    let err = k.fails(T, &["--describe", "--topic", "nothing"], None, 1);
+    assert!(
+        err.contains("Topic 'nothing' does not exist as expected"),
+        "{err}"
+    );
+    assert_eq!(
+        k.ok(
+            T,
+            &["--describe", "--topic", "nothing", "--if-exists"],
+            None
+        ),
+        ""
+    );
+    k.ok(T, &["--delete", "--topic", "a.*"], None);
+    assert_eq!(k.ok(T, &["--list"], None), "other\n");
+    assert!(!k.path("aXb-0").exists());
+}
+
+#[test]
+fn alter_increases_partitions_only() {
+    let k = Kafkit::new();
+    k.ok(T, &["--create", "--topic", "t", "--partitions", "2"], None);
+    assert_eq!(
+        k.ok(T, &["--alter", "--topic", "t", "--partitions", "4"], None),
+        ""
+    );
+    assert!(
+        k.ok(T, &["--describe", "--topic", "t"], None)
+            .contains("PartitionCount: 4")
+    );
+    let err = k.fails(
+        T,
+        &["--alter", "--topic", "t", "--partitions", "3"],
+        None,
+        1,
+    );
+    assert!(
+        err.contains("The topic t currently has 4 partition(s); 3 would not be an increase."),
+        "{err}"
+    );
+    let err = k.fails(
+        T,
+        &["--alter", "--topic", "t", "--partitions", "4"],
+        None,
+        1,
+    );
+    assert!(err.contains("Topic already has 4 partition(s)."), "{err}");
+    let err = k.fails(T, &["--alter", "--topic", "t"], None, 2);
+    assert!(
+        err.contains("Missing required argument \"[partitions]\""),
+        "{err}"
+    );
+    let err = k.fails(
+        T,
+        &["--alter", "--topic", "missing", "--partitions", "5"],
+        None,
+        1,
+    );
+    assert!(
+        err.contains("Topic 'missing' does not exist as expected"),
+        "{err}"
+    );
+    assert_eq!(
+        k.ok(
+            T,
+            &[
+                "--alter",
+                "--topic",
+                "missing",
+                "--partitions",
+                "5",
+                "--if-exists"
+            ],
+            None
+        ),
+        ""
+    );
+}
+
+#[test]
+fn describe_filters() {
+    let k = Kafkit::new();
+    k.ok(T, &["--create", "--topic", "t", "--partitions", "2"], None);
+    k.ok(
+        T,
+        &[
+            "--create",
+            "--topic",
+            "strict",
+            "--config",
+            "min.insync.replicas=2",
+        ],
+        None,
+    );
+    assert_eq!(
+        k.ok(T, &["--describe", "--under-replicated-partitions"], None),
+        ""
+    );
+    assert_eq!(
+        k.ok(T, &["--describe", "--unavailable-partitions"], None),
+        ""
+    );
+    let at_min = k.ok(T, &["--describe", "--at-min-isr-partitions"], None);
+    assert_eq!(at_min.lines().count(), 2, "{at_min}");
+    assert!(at_min.lines().all(|l| l.starts_with("\tTopic: t\t")));
+    let under = k.ok(T, &["--describe", "--under-min-isr-partitions"], None);
+    assert_eq!(under.lines().count(), 1);
+    assert!(under.starts_with("\tTopic: strict\tPartition: 0"));
+}
+
+#[test]
+fn create_errors() {
+    let k = Kafkit::new();
+    let err = k.fails(
+        T,
+        &["--create", "--topic", "t", "--replication-factor", "3"],
+        None,
+        1,
+    );
+    assert!(
+        err.contains("Unable to replicate the partition 3 time(s)"),
+        "{err}"
+    );
+    let err = k.fails(
+        T,
+        &["--create", "--topic", "t", "--partitions", "0"],
+        None,
+        1,
+    );
+    assert!(
+        err.contains("The partitions must be greater than 0"),
+        "{err}"
+    );
+    let err = k.fails(T, &["--create", "--topic", "bad/name"], None, 1);
+    assert!(err.contains("Topic name is invalid"), "{err}");
+    let err = k.fails(
+        T,
+        &["--create", "--topic", "t", "--partitions", "abc"],
+        None,
+        2,
+    );
+    assert!(
+        err.contains("Cannot parse argument 'abc' of option partitions"),
+        "{err}"
+    );
+    let err = k.fails(T, &["--create", "--partitions", "1"], None, 2);
+    assert!(
+        err.contains("Missing required argument \"[topic]\""),
+        "{err}"
+    );
+    let err = k.fails(T, &["--create", "--list", "--topic", "t"], None, 2);
+    assert!(
+        err.contains("Command must include exactly one action"),
+        "{err}"
+    );
+    let err = k.fails(T, &["--list", "--partitions", "3"], None, 2);
+    assert!(
+        err.contains("Option \"[partitions]\" can't be used with option \"[list]\""),
+        "{err}"
+    );
+    let err = k.fails(T, &["--list", "--bogus"], None, 2);
+    assert!(err.contains("bogus is not a recognized option"), "{err}");
+    let err = k.fails(
+        T,
+        &["--create", "--topic", "t", "--replica-assignment", "0:0"],
+        None,
+        1,
+    );
+    assert!(err.contains("duplicate entries"), "{err}");
+    k.ok(
+        T,
+        &["--create", "--topic", "ra", "--replica-assignment", "0,0,0"],
+        None,
+    );
+    assert!(
+        k.ok(T, &["--describe", "--topic", "ra"], None)
+            .contains("PartitionCount: 3")
+    );
+    // A dot or underscore warns on stderr, and colliding names are refused.
+    let out = k.run(T, &["--create", "--topic", "a.b"], None);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("WARNING: Due to limitations in metric names")
+    );
+    let err = k.fails(T, &["--create", "--topic", "a_b"], None, 1);
+    assert!(err.contains("collides with existing topic: a.b"), "{err}");
+    assert_eq!(k.ok(T, &["--list"], None), "a.b\nra\n");
+}
+
+#[test]
+fn version_help_and_no_args() {
+    let k = Kafkit::new();
+    let out = k.ok(T, &["--version"], None);
+    assert!(out.starts_with("4.3.1 (kafkit "), "{out}");
+    assert!(k.ok(T, &["--help"], None).contains("--bootstrap-server"));
+    let err = k.fails(T, &[], None, 2);
+    assert!(err.contains("--create"));
+}
+
+#[test]
+fn log_dir_safety() {
+    let k = Kafkit::new();
+    std::fs::write(k.path("meta.properties"), "node.id=1\n").unwrap();
+    let err = k.fails(T, &["--list"], None, 1);
+    assert!(err.contains("meta.properties"), "{err}");
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("notes.txt"), "hello").unwrap();
+    let out = k
+        .cmd(T)
+        .args(["--list", "--log-dir"])
+        .arg(other.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a kafkit log directory"));
+    assert_eq!(
+        std::fs::read_dir(other.path()).unwrap().count(),
+        1,
+        "nothing written"
+    );
+    let err = k.fails(
+        T,
+        &["--list", "--bootstrap-server", "localhost:9092"],
+        None,
+        1,
+    );
+    assert!(
+        err.contains("omit --bootstrap-server to use the embedded log"),
+        "{err}"
+    );
+}
+
+#[test]
+fn damaged_metadata_is_a_clear_error() {
+    let k = Kafkit::new();
+    k.ok(T, &["--create", "--topic", "t"], None);
+    std::fs::write(k.path("topics/t.properties"), "garbage\n").unwrap();
+    let err = k.fails(T, &["--describe", "--topic", "t"], None, 1);
+    assert!(err.contains("is damaged"), "{err}");
+}
