@@ -377,6 +377,11 @@ impl LogDir {
         }
         sync_dir(&self.root)
     }
+
+    /// The consumer groups stored in this log dir (`<root>/groups`).
+    pub fn groups(&self) -> super::group::GroupStore {
+        super::group::GroupStore::new(&self.root)
+    }
 }
 
 /// A new topic id: 16 random bytes (UUID v4 bits), never starting with '-' when encoded, as Kafka's.

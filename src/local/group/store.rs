@@ -327,11 +327,10 @@ impl GroupDir {
             return Ok(());
         }
         fs::create_dir_all(&members).context(|| format!("cannot create {}", members.display()))?;
-        // Durable directory entries, so a committed offset never sits in a directory that a
-        // crash makes disappear.
-        sync_dir(&self.dir)?;
-        if let Some(parent) = self.dir.parent() {
-            sync_dir(parent)?;
+        // Durable directory entries (members, the group, `groups` in the log dir), so that a
+        // committed offset never sits in a directory that a crash makes disappear.
+        for dir in self.dir.ancestors().take(3) {
+            sync_dir(dir)?;
         }
         Ok(())
     }
