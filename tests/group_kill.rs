@@ -17,10 +17,17 @@ const ROLE_VAR: &str = "KAFKIT_GROUP_CHILD";
 const DIR_VAR: &str = "KAFKIT_GROUP_CHILD_DIR";
 const PARTITIONS: u32 = 4;
 
-/// A long session timeout: a killed member must be detected through its lock, not its silence.
+const SESSION_VAR: &str = "KAFKIT_GROUP_CHILD_SESSION_MS";
+
+/// By default a long session timeout: a killed member must be detected through its lock, not
+/// its silence.
 fn config() -> MemberConfig {
+    let session_ms = std::env::var(SESSION_VAR)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
     MemberConfig {
-        session_timeout: Duration::from_secs(20),
+        session_timeout: Duration::from_millis(session_ms),
         heartbeat_interval: Duration::from_millis(100),
     }
 }
@@ -52,6 +59,9 @@ fn child_process() {
         match role.as_str() {
             // Consumes: commits 100 + p for each partition as soon as it owns it.
             "member" => {
+                if change.fenced {
+                    println!("fenced, rejoined as {}", member.member_id());
+                }
                 if !change.acquired.is_empty() {
                     member
                         .commit(&positions_for(&member, |p| 100 + i64::from(p)))
@@ -103,6 +113,10 @@ impl Drop for Killer {
 }
 
 fn spawn_child(role: &str, dir: &Path) -> (Killer, BufReader<ChildStdout>) {
+    spawn_child_with(role, dir, 20_000)
+}
+
+fn spawn_child_with(role: &str, dir: &Path, session_ms: u64) -> (Killer, BufReader<ChildStdout>) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "child_process",
@@ -111,6 +125,7 @@ fn spawn_child(role: &str, dir: &Path) -> (Killer, BufReader<ChildStdout>) {
             "--test-threads=1",
         ])
         .env(ROLE_VAR, role)
+        .env(SESSION_VAR, session_ms.to_string())
         .env(DIR_VAR, dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -206,4 +221,61 @@ fn commits_are_all_or_nothing_across_sigkill() {
     store
         .reset_offsets("g", &BTreeMap::from([(("t".to_string(), 0), 0)]))
         .unwrap();
+}
+
+fn signal(child: &Killer, sig: &str) {
+    let status = Command::new("kill")
+        .args([sig, &child.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Polls until `me` owns `n` partitions; returns how long that took.
+fn poll_until(me: &mut kafkit::local::group::Member, n: usize, limit: Duration) -> Duration {
+    let start = Instant::now();
+    while me.owned().len() != n {
+        assert!(start.elapsed() < limit, "owned {:?}", me.owned());
+        me.poll(&subscription(), &BTreeMap::new()).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    start.elapsed()
+}
+
+#[test]
+fn stopped_member_is_evicted_and_fenced_when_it_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = Duration::from_millis(800);
+    let (child, mut out) = spawn_child_with("member", dir.path(), session.as_millis() as u64);
+    wait_for(&mut out, &format!("owned {PARTITIONS}"));
+    let store = GroupStore::new(dir.path());
+    let mut me = store.join("g", "parent", config()).unwrap();
+    poll_until(&mut me, 2, Duration::from_secs(10));
+    wait_for(&mut out, "owned 2");
+    let child_id = store
+        .describe("g")
+        .unwrap()
+        .unwrap()
+        .members
+        .into_iter()
+        .find(|m| m.client_id == "child")
+        .unwrap()
+        .member_id;
+
+    signal(&child, "-STOP");
+    // Its lock is still held, so only the session timeout can evict it.
+    let waited = poll_until(&mut me, PARTITIONS as usize, Duration::from_secs(5));
+    assert!(waited >= session - Duration::from_millis(250), "{waited:?}");
+    let d = store.describe("g").unwrap().unwrap();
+    assert!(d.members.iter().all(|m| m.member_id != child_id));
+
+    signal(&child, "-CONT");
+    // It finds itself fenced, rejoins under a new id, and the group splits again.
+    wait_for(&mut out, "fenced, rejoined as child-");
+    poll_until(&mut me, 2, Duration::from_secs(5));
+    wait_for(&mut out, "owned 2");
+    let d = store.describe("g").unwrap().unwrap();
+    assert_eq!(d.members.len(), 2);
+    assert!(d.members.iter().all(|m| m.member_id != child_id));
+    me.leave(&BTreeMap::new()).unwrap();
 }
