@@ -43,7 +43,9 @@ pub enum LocalError {
         "Assignments can only be reset if the group '{group}' is inactive, but the current state is {state}."
     )]
     GroupNotEmpty {
+        /// The group id.
         group: String,
+        /// Its state: Stable or PreparingRebalance.
         state: super::group::GroupState,
     },
     /// The group has neither committed offsets nor live members.
@@ -53,7 +55,12 @@ pub enum LocalError {
     #[error(
         "member '{member_id}' of group '{group}' was removed from the group after its session timeout, so it can no longer commit; it rejoins on its next poll"
     )]
-    MemberFenced { group: String, member_id: String },
+    MemberFenced {
+        /// The group id.
+        group: String,
+        /// The evicted member's id.
+        member_id: String,
+    },
 }
 
 impl LocalError {

@@ -215,8 +215,12 @@ impl Member {
             .into_iter()
             .collect();
 
+        // The new owned set is published before it is adopted in memory: if a write fails,
+        // this member still consumes only partitions that the group's files say it owns.
+        let mut owned = self.owned.clone();
+
         // Release first (after committing), so that others can claim.
-        let revoked: Vec<TopicPartition> = self.owned.difference(&target).cloned().collect();
+        let revoked: Vec<TopicPartition> = owned.difference(&target).cloned().collect();
         if !revoked.is_empty() {
             let to_commit: BTreeMap<TopicPartition, i64> = revoked
                 .iter()
@@ -224,7 +228,7 @@ impl Member {
                 .collect();
             self.write_commit(&to_commit)?;
             for tp in &revoked {
-                self.owned.remove(tp);
+                owned.remove(tp);
             }
         }
 
@@ -235,7 +239,7 @@ impl Member {
             .flat_map(|p| p.state.owned.iter())
             .collect();
         let free: Vec<TopicPartition> = target
-            .difference(&self.owned)
+            .difference(&owned)
             .filter(|tp| !taken.contains(tp))
             .cloned()
             .collect();
@@ -243,17 +247,18 @@ impl Member {
             let committed = self.dir.read_offsets()?;
             for tp in free {
                 let start = committed.get(&tp).map(|c| c.offset);
-                self.owned.insert(tp.clone());
+                owned.insert(tp.clone());
                 change.acquired.push((tp, start));
             }
         }
 
         let state = MemberState {
             subscription: subscription.clone(),
-            owned: self.owned.clone(),
+            owned,
         };
         if state != published {
             self.dir.write_state(&self.member_id, &state)?;
+            self.owned = state.owned;
             self.dir.bump_generation()?;
         }
         self.subscription = Some(subscription.clone());

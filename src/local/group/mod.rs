@@ -40,6 +40,20 @@
 //!
 //! `.member` and `.state` files are not fsynced: after a machine crash every member is dead anyway.
 //! Offsets are written with tmp file, fsync, rename and directory fsync.
+//!
+//! # Using a member (the consumer's loop)
+//!
+//! 1. [`GroupStore::join`], then call [`Member::poll`] before every fetch, passing the current
+//!    subscription and the next offset of each owned partition (only records already printed).
+//! 2. Apply the returned [`AssignmentChange`]: drop `revoked` partitions, then start `acquired`
+//!    ones at the committed offset (or per `auto.offset.reset` when `None`).
+//! 3. Fetch only from [`Member::owned`] partitions; [`Member::commit`] periodically (auto-commit)
+//!    and [`Member::leave`] on exit (including Ctrl-C).
+//! 4. After an error from `poll`, stop consuming: the member's view may be out of date.
+//!
+//! As in Kafka, a member evicted while stopped may still hold records it fetched before it was
+//! stopped; it learns of the eviction at its next poll (which is why the loop polls before each
+//! fetch), and its commits are refused from the moment it was evicted.
 
 pub mod assign;
 pub mod member;
