@@ -1,7 +1,7 @@
 //! [`GroupStore`]: the groups directory of a log dir, committed offsets, and the admin operations
 //! (`list`, `describe`, `reset_offsets`, `delete_group`, `delete_offsets`).
 //!
-//! Also holds [`GroupDir`], the paths and file operations of one group that [`super::member`]
+//! Also holds `GroupDir`, the paths and file operations of one group that [`super::member`]
 //! shares: the generation counter, member scanning and reaping, offsets files.
 
 use std::collections::{BTreeMap, BTreeSet};
