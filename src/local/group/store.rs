@@ -878,6 +878,23 @@ mod tests {
     }
 
     #[test]
+    fn a_thousand_partitions_reset_and_describe_quickly() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = GroupStore::new(dir.path());
+        let offsets: BTreeMap<TopicPartition, i64> = (0..1000).map(|p| (tp("t", p), 7)).collect();
+        let start = std::time::Instant::now();
+        store.reset_offsets("g", &offsets).unwrap();
+        let d = store.describe("g").unwrap().unwrap();
+        // The budget for the whole command is 0.5 s; storage must be a small part.
+        assert!(
+            start.elapsed() < Duration::from_millis(200),
+            "{:?}",
+            start.elapsed()
+        );
+        assert_eq!(d.offsets.len(), 1000);
+    }
+
+    #[test]
     fn damaged_offsets_file_is_reported() {
         let dir = tempfile::tempdir().unwrap();
         let store = GroupStore::new(dir.path());
