@@ -301,6 +301,8 @@ struct Consumer {
     /// Set after the first metadata refresh.
     started: bool,
     out: Vec<u8>,
+    /// Batches fetched from one partition, reused between rounds.
+    fetched: Vec<u8>,
     scratch: Vec<u8>,
     last_record: Instant,
 }
@@ -321,6 +323,7 @@ impl Consumer {
             warned_missing: false,
             started: false,
             out: Vec::with_capacity(FETCH_BYTES + 4096),
+            fetched: Vec::with_capacity(FETCH_BYTES),
             scratch: Vec::new(),
             last_record: Instant::now(),
         }
@@ -475,12 +478,16 @@ impl Consumer {
             if a.position >= snap.log_end_offset {
                 continue;
             }
-            let data = match a.log.read(&snap, a.position, FETCH_BYTES) {
-                Ok(data) => data,
-                Err(LocalError::Invalid(_)) => continue,
+            match a
+                .log
+                .read_into(&snap, a.position, FETCH_BYTES, &mut self.fetched)
+            {
+                Ok(()) => {}
+                // Retention moved the start since the snapshot: the next round resets.
+                Err(LocalError::OffsetOutOfRange { .. }) => continue,
                 Err(e) => return Err(e.into()),
-            };
-            for batch in BatchIter::new(&data) {
+            }
+            for batch in BatchIter::new(&self.fetched) {
                 let batch =
                     batch.map_err(|e| anyhow!("{e} in partition {}-{}", a.topic, a.partition))?;
                 let header = BatchHeader::parse(batch).map_err(anyhow::Error::from)?;

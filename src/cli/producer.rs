@@ -7,7 +7,7 @@
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, anyhow};
@@ -252,7 +252,7 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     let interrupt = Interrupt::install();
     let mut sink = LocalSink::new(dir, &settings);
     let prompt = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let chunks = spawn_stdin_reader(prompt);
+    let (chunks, recycle) = spawn_stdin_reader(prompt);
     let mut lines = LineSplitter::default();
     let mut first_pending: Option<Instant> = None;
     loop {
@@ -262,9 +262,11 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
         match chunks.recv_timeout(wait) {
             Ok(Ok(chunk)) => {
                 let eof = chunk.is_empty();
+                // One timestamp per chunk: records read together share a millisecond anyway.
+                let now = now_ms();
                 let result = lines.feed(&chunk, eof, |number, line| {
                     let parsed = reader.parse(line, number).map_err(|e| anyhow!(e))?;
-                    sink.add(&parsed, number)?;
+                    sink.add(&parsed, number, now)?;
                     if settings.sync {
                         sink.flush()?;
                     }
@@ -275,6 +277,7 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
                     sink.flush()?;
                     return Err(e.into());
                 }
+                let _ = recycle.try_send(chunk);
                 if eof {
                     break;
                 }
@@ -314,9 +317,10 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
 }
 
 /// Reads stdin on its own thread, so the main thread can flush on linger while a read blocks.
-/// An empty chunk means end of input.
-fn spawn_stdin_reader(prompt: bool) -> Receiver<std::io::Result<Vec<u8>>> {
+/// An empty chunk means end of input. Chunks sent back on the returned sender are reused.
+fn spawn_stdin_reader(prompt: bool) -> (Receiver<std::io::Result<Vec<u8>>>, SyncSender<Vec<u8>>) {
     let (tx, rx) = sync_channel(4);
+    let (recycle_tx, recycle_rx) = sync_channel::<Vec<u8>>(8);
     std::thread::spawn(move || {
         let mut stdin = std::io::stdin().lock();
         loop {
@@ -324,7 +328,8 @@ fn spawn_stdin_reader(prompt: bool) -> Receiver<std::io::Result<Vec<u8>>> {
                 let mut out = std::io::stdout();
                 let _ = out.write_all(b">").and_then(|_| out.flush());
             }
-            let mut buf = vec![0u8; READ_CHUNK];
+            let mut buf = recycle_rx.try_recv().unwrap_or_default();
+            buf.resize(READ_CHUNK, 0);
             match stdin.read(&mut buf) {
                 Ok(0) => {
                     let _ = tx.send(Ok(Vec::new()));
@@ -344,7 +349,7 @@ fn spawn_stdin_reader(prompt: bool) -> Receiver<std::io::Result<Vec<u8>>> {
             }
         }
     });
-    rx
+    (rx, recycle_tx)
 }
 
 /// Splits chunks into lines on `\n`, dropping a `\r` before it; keeps a partial last line.
@@ -392,6 +397,12 @@ impl LineSplitter {
     }
 }
 
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
 fn strip_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
@@ -408,6 +419,8 @@ struct LocalSink {
     /// Finished batches per partition, waiting for the next flush.
     pending: Vec<Vec<u8>>,
     pending_bytes: usize,
+    /// The topic's `max.message.bytes`, read once.
+    max_message_bytes: usize,
 }
 
 impl LocalSink {
@@ -422,6 +435,7 @@ impl LocalSink {
             builders: Vec::new(),
             pending: Vec::new(),
             pending_bytes: 0,
+            max_message_bytes: 0,
         }
     }
 
@@ -456,6 +470,7 @@ impl LocalSink {
                 .map(|_| BatchBuilder::new(self.compression))
                 .collect();
             self.pending = vec![Vec::new(); partitions];
+            self.max_message_bytes = meta.max_message_bytes();
             self.meta = Some(meta);
         }
         Ok(self.meta.as_ref().expect("set above"))
@@ -465,13 +480,12 @@ impl LocalSink {
         &mut self,
         line: &super::line_reader::ParsedLine<'_>,
         number: u64,
+        now: i64,
     ) -> anyhow::Result<()> {
-        let max = self.topic()?.max_message_bytes();
+        self.topic()?;
+        let max = self.max_message_bytes;
         let headers: Vec<(&str, Option<&[u8]>)> =
             line.headers.iter().map(|(k, v)| (k.as_ref(), *v)).collect();
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
         let size =
             BatchBuilder::new(self.compression).record_size(now, line.key, line.value, &headers);
         if size + BATCH_OVERHEAD > max {

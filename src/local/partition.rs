@@ -145,9 +145,20 @@ impl Snapshot {
 
 /// A partition directory. Holds no file or lock between calls, so it is cheap and may be opened
 /// by many threads and processes at once (each call takes the `.lock` itself).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct PartitionLog {
     dir: PathBuf,
+    /// The reader's scan buffer, kept between reads so tailing does not allocate per fetch.
+    scratch: std::sync::Mutex<Vec<u8>>,
+}
+
+impl Clone for PartitionLog {
+    fn clone(&self) -> Self {
+        PartitionLog {
+            dir: self.dir.clone(),
+            scratch: Default::default(),
+        }
+    }
 }
 
 fn now_ms() -> i64 {
@@ -662,6 +673,7 @@ impl PartitionLog {
         match std::fs::metadata(&lock) {
             Ok(m) if m.is_file() => Ok(PartitionLog {
                 dir: dir.to_path_buf(),
+                scratch: Default::default(),
             }),
             Ok(_) => Err(LocalError::Invalid(format!(
                 "{} is not a partition directory ({LOCK_FILE} is not a file)",
@@ -1064,6 +1076,20 @@ impl PartitionLog {
     /// [`LocalError::OffsetOutOfRange`] (with the current start and end, freshly snapshotted in
     /// the retention case): take a new snapshot and reset, like Kafka's `auto.offset.reset`.
     pub fn read(&self, snapshot: &Snapshot, offset: i64, max_bytes: usize) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.read_into(snapshot, offset, max_bytes, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`PartitionLog::read`] into `out` (cleared first), reusing its allocation.
+    pub fn read_into(
+        &self,
+        snapshot: &Snapshot,
+        offset: i64,
+        max_bytes: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        out.clear();
         if offset < snapshot.log_start_offset || offset > snapshot.log_end_offset {
             return Err(LocalError::OffsetOutOfRange {
                 offset,
@@ -1071,10 +1097,13 @@ impl PartitionLog {
                 log_end: snapshot.log_end_offset,
             });
         }
-        let mut out = Vec::new();
         if offset == snapshot.log_end_offset {
-            return Ok(out);
+            return Ok(());
         }
+        let mut scratch = match self.scratch.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
         let segs = &snapshot.segments;
         let first = segs
             .partition_point(|s| s.base_offset <= offset)
@@ -1094,10 +1123,11 @@ impl PartitionLog {
             } else {
                 0
             };
-            let mut scanner = Scanner::new(&log, &path, seg.base_offset, start, seg.size, chunk);
-            loop {
+            let mut scanner = Scanner::new(&log, &path, seg.base_offset, start, seg.size, chunk)
+                .with_buffer(std::mem::take(&mut *scratch));
+            let full = loop {
                 match scanner.next()? {
-                    Step::End => break,
+                    Step::End => break false,
                     Step::Bad { position, reason } => return Err(corrupt(&path, position, reason)),
                     Step::Batch(b) => {
                         if b.header.last_offset() < offset {
@@ -1105,7 +1135,7 @@ impl PartitionLog {
                         }
                         let total = b.header.total_size();
                         if !out.is_empty() && out.len() + total > max_bytes {
-                            return Ok(out);
+                            break true;
                         }
                         match b.bytes {
                             Some(bytes) => out.extend_from_slice(bytes),
@@ -1117,13 +1147,17 @@ impl PartitionLog {
                             }
                         }
                         if out.len() >= max_bytes {
-                            return Ok(out);
+                            break true;
                         }
                     }
                 }
+            };
+            *scratch = scanner.into_buffer();
+            if full {
+                return Ok(());
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The first offset whose record timestamp is `>= ts` (Kafka's ListOffsets by timestamp),

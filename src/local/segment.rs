@@ -218,6 +218,17 @@ impl<'f> Scanner<'f> {
         }
     }
 
+    /// Reuses `buf` as the read buffer (avoids a fresh allocation per scan on hot paths).
+    pub fn with_buffer(mut self, buf: Vec<u8>) -> Self {
+        self.buf = buf;
+        self
+    }
+
+    /// Gives the read buffer back for reuse.
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.buf
+    }
+
     /// End of the last good batch returned (or the start).
     pub fn position(&self) -> u64 {
         self.pos
