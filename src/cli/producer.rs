@@ -24,7 +24,7 @@ use crate::partitioner::Partitioner;
 use crate::record::{BATCH_OVERHEAD, BatchBuilder, Compression};
 
 /// Pending bytes that trigger a flush even while input keeps coming.
-const FLUSH_BYTES: usize = 4 * 1024 * 1024;
+const FLUSH_BYTES: usize = 16 * 1024 * 1024;
 /// How much stdin one read takes.
 const READ_CHUNK: usize = 256 * 1024;
 /// How often the main loop wakes to check for Ctrl-C while idle.
