@@ -43,8 +43,8 @@ pub(super) fn run(dir: &LogDir, o: &Opts) -> Result<(), CliError> {
             continue; // deleted since the listing
         };
         let state = d.state.name();
-        let type_ok = types.is_empty() || types.iter().any(|t| *t == LOCAL_TYPE);
-        let state_ok = states.is_empty() || states.iter().any(|s| *s == state);
+        let type_ok = types.is_empty() || types.contains(&LOCAL_TYPE);
+        let state_ok = states.is_empty() || states.contains(&state);
         if type_ok && state_ok {
             rows.push((group, state));
         }

@@ -215,7 +215,7 @@ impl Planner<'_, '_> {
                 plan.insert(tp, v);
             }
         } else if o.has("from-file") {
-            return self.from_file(group);
+            return self.plan_from_file(group);
         } else if o.has("to-current") {
             for tp in scope {
                 let v = match committed_offset(committed, &tp) {
@@ -330,7 +330,7 @@ impl Planner<'_, '_> {
     }
 
     /// `--from-file`: the group's rows, checked to exist and clamped like `--to-offset`.
-    fn from_file(&mut self, group: &str) -> Result<Option<BTreeMap<Tp, i64>>, CliError> {
+    fn plan_from_file(&mut self, group: &str) -> Result<Option<BTreeMap<Tp, i64>>, CliError> {
         let requested = match self.file_plans()?.get(group) {
             Some(plan) => plan.clone(),
             None => return Ok(None),
