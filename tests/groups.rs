@@ -1150,3 +1150,28 @@ fn bad_input_changes_nothing() {
     );
     assert_eq!(k.files(), before);
 }
+
+#[test]
+fn describe_warns_while_rebalancing() {
+    let k = Kafkit::new();
+    topic_with(&k, "t", &[2, 2]);
+    let _first = live_member(&k, "g", &[("t", 2)]);
+    // A second member joins: the range assignment gives it partition 1, which the first member
+    // still owns until its next poll.
+    let store = dir(&k).groups();
+    let mut second = store
+        .join("g", "console-consumer", MemberConfig::default())
+        .unwrap();
+    let sub = BTreeMap::from([("t".to_string(), 2)]);
+    second.poll(&sub, &BTreeMap::new()).unwrap();
+    assert_eq!(
+        store.describe("g").unwrap().unwrap().state,
+        GroupState::PreparingRebalance
+    );
+    let (code, out, err) = out_err(&k, &["--describe", "--group", "g"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(err, "\nWarning: Consumer group 'g' is rebalancing.\n");
+    assert_eq!(out.lines().count(), 4, "{out}");
+    let state = k.ok(G, &["--list", "--state", "PreparingRebalance"], None);
+    assert!(state.contains("\ng "), "{state}");
+}
