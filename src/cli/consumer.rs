@@ -409,7 +409,7 @@ enum Stop {
 impl Consumer {
     fn new(dir: LogDir, opts: &Options) -> Result<Self, CliError> {
         let member = match &opts.group {
-            Some(g) => Some(dir.groups().join(&g.id, &g.client_id, g.member.clone())?),
+            Some(g) => Some(dir.groups().join(&g.id, &g.client_id, g.member)?),
             None => None,
         };
         Ok(Consumer {
