@@ -823,3 +823,33 @@ fn reader_config_file_and_properties() {
     );
     assert!(err.contains("/no/such/file"), "{err}");
 }
+
+#[test]
+fn topic_deleted_while_consuming_is_waited_for() {
+    let k = Kafkit::new();
+    k.produce("gone", &[], b"before\n");
+    let consumer = StdCommand::new(assert_cmd::cargo::cargo_bin("kafka-console-consumer"))
+        .args([
+            "--topic",
+            "gone",
+            "--from-beginning",
+            "--max-messages",
+            "2",
+            "--timeout-ms",
+            "10000",
+        ])
+        .env("KAFKIT_LOG_DIR", k.log_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    k.ok(T, &["--delete", "--topic", "gone"], None);
+    std::thread::sleep(Duration::from_millis(700));
+    k.produce("gone", &[], b"after\n");
+    let out = consumer.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "before\nafter\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Topic 'gone' was deleted"), "{stderr}");
+}
