@@ -393,3 +393,59 @@ fn damaged_metadata_is_a_clear_error() {
     let err = k.fails(T, &["--describe", "--topic", "t"], None, 1);
     assert!(err.contains("is damaged"), "{err}");
 }
+
+#[test]
+fn admin_commands_apply_retention() {
+    let k = Kafkit::new();
+    k.ok(
+        T,
+        &[
+            "--create",
+            "--topic",
+            "short",
+            "--config",
+            "retention.ms=500",
+        ],
+        None,
+    );
+    k.ok(
+        "kafka-console-producer",
+        &["--topic", "short"],
+        Some(b"old-1\nold-2\n"),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    k.ok(T, &["--describe", "--topic", "short"], None);
+    let out = k.ok(
+        "kafka-console-consumer",
+        &[
+            "--topic",
+            "short",
+            "--from-beginning",
+            "--timeout-ms",
+            "300",
+            "--formatter-property",
+            "print.offset=true",
+        ],
+        None,
+    );
+    assert_eq!(out, "", "expired records are gone");
+    k.ok(
+        "kafka-console-producer",
+        &["--topic", "short"],
+        Some(b"new\n"),
+    );
+    let out = k.ok(
+        "kafka-console-consumer",
+        &[
+            "--topic",
+            "short",
+            "--from-beginning",
+            "--max-messages",
+            "1",
+            "--formatter-property",
+            "print.offset=true",
+        ],
+        None,
+    );
+    assert_eq!(out, "Offset:2\tnew\n", "offsets continue after retention");
+}

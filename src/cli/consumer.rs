@@ -4,6 +4,7 @@
 //! one `--partition`, and tails them by polling each partition's end every few tens of
 //! milliseconds until `--max-messages`, `--timeout-ms`, Ctrl-C or a closed stdout.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -17,6 +18,7 @@ use super::properties::{self, Properties};
 use super::signals::Interrupt;
 use super::{CliError, connection_args, open_backend, run_tool, usage};
 use crate::backend::Backend;
+use crate::local::group::{Member, MemberConfig, TopicPartition};
 use crate::local::{LocalError, LogDir, PartitionLog, topic_name};
 use crate::record::{BatchHeader, BatchIter, for_each_record};
 
@@ -95,6 +97,7 @@ enum Start {
 }
 
 struct Options {
+    group: Option<GroupSettings>,
     subscription: Subscription,
     reset: Reset,
     max_messages: Option<u64>,
@@ -102,6 +105,84 @@ struct Options {
     skip_errors: bool,
     formatter: Formatter,
     systest: bool,
+}
+
+/// The group id from `--group`, the command properties and the command config; where more than
+/// one gives it they must agree (Kafka's rule and message).
+fn group_id(
+    m: &ArgMatches,
+    file: &Properties,
+    pairs: &Properties,
+) -> Result<Option<String>, CliError> {
+    let mut ids: Vec<&String> = [
+        m.get_one::<String>("group"),
+        pairs.get("group.id"),
+        file.get("group.id"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    ids.dedup();
+    let mut distinct = ids.clone();
+    distinct.sort();
+    distinct.dedup();
+    if distinct.len() > 1 {
+        let listed: Vec<String> = ids.iter().map(|id| format!("'{id}'")).collect();
+        return usage(format!(
+            "The group ids provided in different places (directly using '--group', via '--consumer-property', or via '--consumer.config') do not match. Detected group ids: {}",
+            listed.join(", ")
+        ));
+    }
+    Ok(ids.first().map(|id| (*id).clone()))
+}
+
+/// Settings of a consumer in a group: Kafka's consumer properties that matter locally.
+#[derive(Debug, Clone)]
+struct GroupSettings {
+    id: String,
+    client_id: String,
+    auto_commit: bool,
+    auto_commit_interval: Duration,
+    member: MemberConfig,
+}
+
+impl GroupSettings {
+    fn from_properties(id: String, props: &Properties) -> Result<GroupSettings, CliError> {
+        let ms =
+            |key: &str, default: u64| -> Result<Duration, CliError> {
+                match props.get(key) {
+                None => Ok(Duration::from_millis(default)),
+                Some(v) => v.trim().parse::<u64>().map(Duration::from_millis).map_err(|_| {
+                    CliError::Usage(format!(
+                        "Invalid value {v} for configuration {key}: Not a number of type INT"
+                    ))
+                }),
+            }
+            };
+        let auto_commit = match props.get("enable.auto.commit").map(|v| v.trim()) {
+            None => true,
+            Some(v) if v.eq_ignore_ascii_case("true") => true,
+            Some(v) if v.eq_ignore_ascii_case("false") => false,
+            Some(v) => {
+                return usage(format!(
+                    "Invalid value {v} for configuration enable.auto.commit: Expected value to be either true or false"
+                ));
+            }
+        };
+        Ok(GroupSettings {
+            id,
+            client_id: props
+                .get("client.id")
+                .cloned()
+                .unwrap_or_else(|| "console-consumer".into()),
+            auto_commit,
+            auto_commit_interval: ms("auto.commit.interval.ms", 5000)?,
+            member: MemberConfig {
+                session_timeout: ms("session.timeout.ms", 45_000)?,
+                heartbeat_interval: ms("heartbeat.interval.ms", 3000)?,
+            },
+        })
+    }
 }
 
 fn deprecated_pair(m: &ArgMatches, new: &str, old: &str, warn: bool) -> Result<(), CliError> {
@@ -138,26 +219,30 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
     deprecated_pair(m, "command-config", "consumer.config", true)?;
     deprecated_pair(m, "formatter-property", "property", true)?;
 
-    let mut command = Properties::new();
-    if let Some(path) = m
+    let file = match m
         .get_one::<String>("command-config")
         .or(m.get_one::<String>("consumer.config"))
     {
-        command.extend(properties::load_file(path.as_ref())?);
-    }
+        Some(path) => properties::load_file(path.as_ref())?,
+        None => Properties::new(),
+    };
     let pairs = m
         .get_many::<String>("command-property")
         .or(m.get_many::<String>("consumer-property"));
-    command.extend(properties::parse_pairs(pairs.into_iter().flatten()));
-
-    if m.contains_id("group") || command.contains_key("group.id") {
+    let pairs = properties::parse_pairs(pairs.into_iter().flatten());
+    let group = group_id(m, &file, &pairs)?;
+    let mut command = file;
+    command.extend(pairs);
+    if let Some(g) = &group {
         if partition.is_some() {
             return usage("Options group and partition cannot be specified together.");
         }
-        return usage(
-            "--group (and group.id) are not supported on the embedded log yet; consumer groups come in the next kafkit release. Omit them to consume without a group",
-        );
+        command.insert("group.id".into(), g.clone());
     }
+    let group = match group {
+        Some(id) => Some(GroupSettings::from_properties(id, &command)?),
+        None => None,
+    };
     let from_beginning = m.get_flag("from-beginning");
     let reset = match command
         .get("auto.offset.reset")
@@ -258,6 +343,7 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
         .map(|t| Duration::from_millis(*t as u64));
     Ok((
         Options {
+            group,
             subscription,
             reset,
             max_messages,
@@ -274,13 +360,15 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     let (opts, command) = options(m)?;
     let Backend::Local(dir) = open_backend(m, Some(&command))?;
     let interrupt = Interrupt::install();
-    let mut consumer = Consumer::new(dir, &opts);
+    let mut consumer = Consumer::new(dir, &opts)?;
     let result = consumer.run(&opts, &interrupt);
+    // Like Kafka's consumer on close: commit what was printed, then leave the group.
+    let closed = consumer.close(&opts);
     eprintln!("Processed a total of {} messages", consumer.count);
     if opts.systest {
         println!("shutdown_complete");
     }
-    result
+    result.and(closed)
 }
 
 /// One assigned partition and the next offset to print.
@@ -294,8 +382,13 @@ struct Assigned {
 struct Consumer {
     dir: LogDir,
     assigned: Vec<Assigned>,
-    /// Partitions known per topic, to notice new partitions and topics.
-    known: std::collections::BTreeMap<String, u32>,
+    /// The group membership, with `--group`.
+    member: Option<Member>,
+    last_commit: Instant,
+    /// Subscribed topics that exist, with their partition counts.
+    subscription: BTreeMap<String, u32>,
+    /// Partitions that existed at the first metadata refresh.
+    initial: BTreeSet<TopicPartition>,
     count: u64,
     warned_missing: bool,
     /// Set after the first metadata refresh.
@@ -314,11 +407,18 @@ enum Stop {
 }
 
 impl Consumer {
-    fn new(dir: LogDir, _opts: &Options) -> Self {
-        Consumer {
+    fn new(dir: LogDir, opts: &Options) -> Result<Self, CliError> {
+        let member = match &opts.group {
+            Some(g) => Some(dir.groups().join(&g.id, &g.client_id, g.member)?),
+            None => None,
+        };
+        Ok(Consumer {
             dir,
             assigned: Vec::new(),
-            known: Default::default(),
+            member,
+            last_commit: Instant::now(),
+            subscription: BTreeMap::new(),
+            initial: BTreeSet::new(),
             count: 0,
             warned_missing: false,
             started: false,
@@ -326,7 +426,7 @@ impl Consumer {
             fetched: Vec::with_capacity(FETCH_BYTES),
             scratch: Vec::new(),
             last_record: Instant::now(),
-        }
+        })
     }
 
     fn run(&mut self, opts: &Options, interrupt: &Interrupt) -> Result<(), CliError> {
@@ -336,6 +436,7 @@ impl Consumer {
                 self.refresh(opts)?;
                 last_refresh = Some(Instant::now());
             }
+            self.rebalance(opts)?;
             let (progress, stop) = self.poll(opts)?;
             match self.write_out() {
                 Ok(()) => {}
@@ -348,6 +449,7 @@ impl Consumer {
             if let Some(Stop::Done) = stop {
                 return Ok(());
             }
+            self.auto_commit(opts)?;
             if interrupt.is_set() {
                 return Err(CliError::Interrupted);
             }
@@ -376,11 +478,64 @@ impl Consumer {
         }
     }
 
-    /// Re-reads topic metadata: assigns new topics and partitions, warns once about a missing topic.
-    ///
-    /// Partitions found at startup start where `--offset`/`auto.offset.reset` say; partitions
-    /// and topics that appear later start at their beginning, since every record in them was
-    /// written after the consumer started waiting.
+    /// The next offset to print of every assigned partition: only records already printed
+    /// count, so a commit never covers a record that was not printed.
+    fn positions(&self) -> BTreeMap<TopicPartition, i64> {
+        self.assigned
+            .iter()
+            .map(|a| ((a.topic.clone(), a.partition), a.position))
+            .collect()
+    }
+
+    /// Commits printed positions every `auto.commit.interval.ms` (group members only).
+    fn auto_commit(&mut self, opts: &Options) -> Result<(), CliError> {
+        let Some(g) = opts.group.as_ref().filter(|g| g.auto_commit) else {
+            return Ok(());
+        };
+        if self.last_commit.elapsed() < g.auto_commit_interval {
+            return Ok(());
+        }
+        let positions = self.positions();
+        if let Some(member) = self.member.as_mut() {
+            match member.commit(&positions) {
+                // Evicted: the next poll rejoins; nothing was committed.
+                Ok(()) | Err(LocalError::MemberFenced { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.last_commit = Instant::now();
+        Ok(())
+    }
+
+    /// Commits (when auto-commit is on) and leaves the group.
+    fn close(&mut self, opts: &Options) -> Result<(), CliError> {
+        let commit = opts.group.as_ref().is_some_and(|g| g.auto_commit);
+        let positions = if commit {
+            self.positions()
+        } else {
+            BTreeMap::new()
+        };
+        match self.member.take().map(|m| m.leave(&positions)) {
+            None | Some(Ok(())) | Some(Err(LocalError::MemberFenced { .. })) => Ok(()),
+            Some(Err(e)) => Err(e.into()),
+        }
+    }
+
+    /// Where a partition starts when nothing says otherwise: `auto.offset.reset`, except that
+    /// partitions which appeared after the consumer started are read from their beginning,
+    /// since every record in them was written after the consumer started waiting.
+    fn default_start(&self, opts: &Options, tp: &TopicPartition, start: i64, end: i64) -> i64 {
+        if self.started && !self.initial.contains(tp) {
+            return start;
+        }
+        match opts.reset {
+            Reset::Earliest => start,
+            Reset::Latest => end,
+        }
+    }
+
+    /// Re-reads topic metadata: the subscription's topics and partition counts; without a
+    /// group, assigns new topics and partitions. Warns once about a missing topic.
     fn refresh(&mut self, opts: &Options) -> Result<(), CliError> {
         let wanted: Vec<(String, Option<u32>, Option<Start>)> = match &opts.subscription {
             Subscription::Topic(t) => vec![(t.clone(), None, None)],
@@ -399,9 +554,14 @@ impl Consumer {
                 .map(|n| (n, None, None))
                 .collect(),
         };
+        let mut subscription = BTreeMap::new();
         for (topic, only, start) in wanted {
             let Some(meta) = self.dir.topic(&topic)? else {
-                if !matches!(opts.subscription, Subscription::Pattern(_)) && !self.warned_missing {
+                if self.subscription.contains_key(&topic) {
+                    self.forget_topic(&topic);
+                } else if !matches!(opts.subscription, Subscription::Pattern(_))
+                    && !self.warned_missing
+                {
                     eprintln!(
                         "WARN: Topic '{topic}' does not exist in {} yet; waiting for it to be created.",
                         self.dir.root().display()
@@ -420,34 +580,36 @@ impl Consumer {
                 )
                 .into());
             }
-            let known = self.known.get(&topic).copied().unwrap_or(0);
-            let first = match only {
-                Some(p) => p,
-                None => known,
-            };
-            let last = match only {
-                Some(p) => p + 1,
-                None => meta.partitions,
-            };
-            if known >= last {
+            if !self.started {
+                self.initial
+                    .extend((0..meta.partitions).map(|p| (topic.clone(), p)));
+            }
+            subscription.insert(topic.clone(), meta.partitions);
+            if self.member.is_some() {
                 continue;
             }
+            let (first, last) = match only {
+                Some(p) => (p, p + 1),
+                None => (0, meta.partitions),
+            };
             for p in first..last {
+                let tp = (topic.clone(), p);
+                if self
+                    .assigned
+                    .iter()
+                    .any(|a| a.topic == tp.0 && a.partition == p)
+                {
+                    continue;
+                }
                 let log = self.dir.partition(&topic, p)?;
                 let snap = log.snapshot()?;
+                let (lo, hi) = (snap.log_start_offset, snap.log_end_offset);
                 let position = match start {
-                    _ if self.started => snap.log_start_offset,
-                    Some(Start::Earliest) => snap.log_start_offset,
-                    Some(Start::Latest) => snap.log_end_offset,
-                    Some(Start::Offset(o))
-                        if (snap.log_start_offset..=snap.log_end_offset).contains(&o) =>
-                    {
-                        o
-                    }
-                    _ => match opts.reset {
-                        Reset::Earliest => snap.log_start_offset,
-                        Reset::Latest => snap.log_end_offset,
-                    },
+                    _ if self.started => lo,
+                    Some(Start::Earliest) => lo,
+                    Some(Start::Latest) => hi,
+                    Some(Start::Offset(o)) if (lo..=hi).contains(&o) => o,
+                    _ => self.default_start(opts, &tp, lo, hi),
                 };
                 self.assigned.push(Assigned {
                     topic: topic.clone(),
@@ -456,9 +618,50 @@ impl Consumer {
                     position,
                 });
             }
-            self.known.insert(topic, last);
         }
+        self.subscription = subscription;
         self.started = true;
+        Ok(())
+    }
+
+    /// A subscribed topic was deleted: drop its partitions and, as Kafka's consumer does, keep
+    /// waiting; if it is created again it is read from its start.
+    fn forget_topic(&mut self, topic: &str) {
+        eprintln!("WARN: Topic '{topic}' was deleted; waiting for it to be created again.");
+        self.warned_missing = true;
+        self.assigned.retain(|a| a.topic != topic);
+        self.subscription.remove(topic);
+        self.initial.retain(|(t, _)| t != topic);
+    }
+
+    /// Group members: heartbeat, follow the group's assignment (drop revoked partitions, start
+    /// acquired ones at their committed offset or by `auto.offset.reset`).
+    fn rebalance(&mut self, opts: &Options) -> Result<(), CliError> {
+        let positions = self.positions();
+        let Some(member) = self.member.as_mut() else {
+            return Ok(());
+        };
+        let change = member.poll(&self.subscription, &positions)?;
+        if change.is_empty() {
+            return Ok(());
+        }
+        self.assigned
+            .retain(|a| !change.revoked.contains(&(a.topic.clone(), a.partition)));
+        for (tp, committed) in change.acquired {
+            let log = self.dir.partition(&tp.0, tp.1)?;
+            let snap = log.snapshot()?;
+            let (lo, hi) = (snap.log_start_offset, snap.log_end_offset);
+            let position = match committed {
+                Some(o) if (lo..=hi).contains(&o) => o,
+                _ => self.default_start(opts, &tp, lo, hi),
+            };
+            self.assigned.push(Assigned {
+                topic: tp.0,
+                partition: tp.1,
+                log,
+                position,
+            });
+        }
         Ok(())
     }
 
@@ -466,8 +669,16 @@ impl Consumer {
     /// `Some(Stop::Done)` when `--max-messages` was reached.
     fn poll(&mut self, opts: &Options) -> Result<(bool, Option<Stop>), CliError> {
         let mut progress = false;
+        let mut deleted: Option<String> = None;
         for a in &mut self.assigned {
-            let snap = a.log.snapshot()?;
+            let snap = match a.log.snapshot() {
+                Ok(snap) => snap,
+                Err(_) if self.dir.topic(&a.topic)?.is_none() => {
+                    deleted = Some(a.topic.clone());
+                    break;
+                }
+                Err(e) => return Err(e.into()),
+            };
             if a.position < snap.log_start_offset {
                 // Retention removed what we were about to read: reset as Kafka's consumer does.
                 a.position = match opts.reset {
@@ -537,6 +748,9 @@ impl Consumer {
                     a.position = header.next_offset();
                 }
             }
+        }
+        if let Some(topic) = deleted {
+            self.forget_topic(&topic);
         }
         if opts.max_messages == Some(0) {
             return Ok((progress, Some(Stop::Done)));

@@ -382,6 +382,9 @@ fn list(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliErr
 
 fn describe(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliError> {
     let topics = matching_topics(dir, m)?;
+    for t in &topics {
+        dir.apply_retention(t)?;
+    }
     let filters: Vec<&str> = REPORT_FILTERS
         .into_iter()
         .filter(|f| m.get_flag(f))

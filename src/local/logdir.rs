@@ -330,6 +330,17 @@ impl LogDir {
         write_atomically(&self.meta_path(&meta.name), text.as_bytes())
     }
 
+    /// Applies the topic's `retention.ms` and `retention.bytes` to every partition now. Admin
+    /// commands call this, so retention happens even when nobody writes (there is no daemon).
+    pub fn apply_retention(&self, meta: &TopicMeta) -> Result<()> {
+        let config = meta.partition_config();
+        let _lock = self.lock(LockMode::Shared)?;
+        for p in 0..meta.partitions {
+            self.partition(&meta.name, p)?.apply_retention(&config)?;
+        }
+        Ok(())
+    }
+
     /// Raises a topic's partition count (increase only).
     pub fn add_partitions(&self, name: &str, count: u32) -> Result<()> {
         let _lock = self.lock(LockMode::Exclusive)?;

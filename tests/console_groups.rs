@@ -1,0 +1,273 @@
+//! `kafka-console-consumer --group` on the embedded log: committed offsets, members sharing
+//! partitions, takeover from a killed member.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command as StdCommand, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::Kafkit;
+use kafkit::local::LogDir;
+
+const C: &str = "kafka-console-consumer";
+const T: &str = "kafka-topics";
+
+fn committed(k: &Kafkit, group: &str) -> Vec<(String, u32, i64)> {
+    let store = LogDir::open(k.log_dir()).unwrap().groups();
+    store
+        .committed(group)
+        .unwrap()
+        .into_iter()
+        .map(|((t, p), o)| (t, p, o.offset))
+        .collect()
+}
+
+/// A consumer process whose stdout lines arrive on a channel.
+struct Running {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+fn spawn_consumer(k: &Kafkit, args: &[&str]) -> Running {
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin(C))
+        .args(args)
+        .env("KAFKIT_LOG_DIR", k.log_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    Running { child, lines }
+}
+
+impl Running {
+    /// Lines received until `want` in total were seen by `all` consumers, or a deadline.
+    fn drain(&self, wait: Duration) -> Vec<String> {
+        let mut out = Vec::new();
+        let deadline = Instant::now() + wait;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.lines.recv_timeout(left.min(Duration::from_millis(50))) {
+                Ok(line) => out.push(line),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        out
+    }
+}
+
+#[test]
+fn group_commits_and_resumes_from_committed_offsets() {
+    let k = Kafkit::new();
+    k.produce("orders", &[], b"1\n2\n3\n4\n5\n");
+    // Without --group nothing is committed.
+    k.consume("orders", 5, &[]);
+    assert!(
+        !k.path("groups").exists() || std::fs::read_dir(k.path("groups")).unwrap().count() == 0
+    );
+    let out = k.ok(
+        C,
+        &[
+            "--topic",
+            "orders",
+            "--group",
+            "g1",
+            "--from-beginning",
+            "--max-messages",
+            "2",
+        ],
+        None,
+    );
+    assert_eq!(out, "1\n2\n");
+    assert_eq!(committed(&k, "g1"), vec![("orders".into(), 0, 2)]);
+    // The committed offset wins over --from-beginning (as auto.offset.reset does in Kafka).
+    let out = k.ok(
+        C,
+        &[
+            "--topic",
+            "orders",
+            "--group",
+            "g1",
+            "--from-beginning",
+            "--timeout-ms",
+            "500",
+        ],
+        None,
+    );
+    assert_eq!(out, "3\n4\n5\n");
+    assert_eq!(committed(&k, "g1"), vec![("orders".into(), 0, 5)]);
+    // enable.auto.commit=false: nothing is committed.
+    let out = k.ok(
+        C,
+        &[
+            "--topic",
+            "orders",
+            "--command-property",
+            "group.id=g2",
+            "--from-beginning",
+            "--timeout-ms",
+            "300",
+            "--command-property",
+            "enable.auto.commit=false",
+        ],
+        None,
+    );
+    assert_eq!(out, "1\n2\n3\n4\n5\n");
+    assert!(committed(&k, "g2").is_empty());
+    // A new group without --from-beginning starts at the end.
+    assert_eq!(
+        k.ok(
+            C,
+            &["--topic", "orders", "--group", "g3", "--timeout-ms", "300"],
+            None
+        ),
+        ""
+    );
+    assert_eq!(committed(&k, "g3"), vec![("orders".into(), 0, 5)]);
+}
+
+#[test]
+fn group_id_rules() {
+    let k = Kafkit::new();
+    let err = k.fails(
+        C,
+        &["--topic", "t", "--group", "a", "--partition", "0"],
+        None,
+        2,
+    );
+    assert!(
+        err.contains("Options group and partition cannot be specified together."),
+        "{err}"
+    );
+    let err = k.fails(
+        C,
+        &[
+            "--topic",
+            "t",
+            "--group",
+            "a",
+            "--command-property",
+            "group.id=b",
+        ],
+        None,
+        2,
+    );
+    assert!(
+        err.contains("The group ids provided in different places"),
+        "{err}"
+    );
+    assert!(err.contains("Detected group ids: 'a', 'b'"), "{err}");
+    // The same id given twice is fine.
+    k.produce("t", &[], b"x\n");
+    let out = k.ok(
+        C,
+        &[
+            "--topic",
+            "t",
+            "--group",
+            "a",
+            "--command-property",
+            "group.id=a",
+            "--from-beginning",
+            "--max-messages",
+            "1",
+        ],
+        None,
+    );
+    assert_eq!(out, "x\n");
+}
+
+#[test]
+fn ctrl_c_commits_what_was_printed() {
+    let k = Kafkit::new();
+    k.produce("c", &[], b"a\nb\n");
+    let consumer = spawn_consumer(&k, &["--topic", "c", "--group", "cg", "--from-beginning"]);
+    let lines = consumer.drain(Duration::from_millis(1500));
+    assert_eq!(lines, ["a", "b"]);
+    let mut child = consumer.child;
+    StdCommand::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_eq!(committed(&k, "cg"), vec![("c".into(), 0, 2)]);
+}
+
+#[test]
+fn members_share_partitions_and_take_over_from_a_killed_member() {
+    let k = Kafkit::new();
+    k.ok(
+        T,
+        &["--create", "--topic", "shared", "--partitions", "4"],
+        None,
+    );
+    let args = [
+        "--topic",
+        "shared",
+        "--group",
+        "team",
+        "--from-beginning",
+        "--command-property",
+        "auto.commit.interval.ms=200",
+    ];
+    let a = spawn_consumer(&k, &args);
+    std::thread::sleep(Duration::from_millis(300));
+    let b = spawn_consumer(&k, &args);
+    std::thread::sleep(Duration::from_millis(1500));
+    // 40 keyed records over the 4 partitions.
+    let input: String = (0..40).map(|i| format!("key-{i}\tv{i}\n")).collect();
+    k.produce(
+        "shared",
+        &["--reader-property", "parse.key=true"],
+        input.as_bytes(),
+    );
+    let got_a = a.drain(Duration::from_secs(2));
+    let got_b = b.drain(Duration::from_millis(100));
+    assert!(
+        !got_a.is_empty() && !got_b.is_empty(),
+        "both members consume: {got_a:?} {got_b:?}"
+    );
+    let set_a: BTreeSet<_> = got_a.iter().cloned().collect();
+    let set_b: BTreeSet<_> = got_b.iter().cloned().collect();
+    assert!(set_a.is_disjoint(&set_b), "no record read twice");
+    assert_eq!(got_a.len() + got_b.len(), 40);
+    // Kill -9 member b after its last auto-commit; a takes over b's partitions from b's commit.
+    std::thread::sleep(Duration::from_millis(600));
+    let mut b_child = b.child;
+    b_child.kill().unwrap();
+    b_child.wait().unwrap();
+    let more: String = (40..80).map(|i| format!("key-{i}\tv{i}\n")).collect();
+    k.produce(
+        "shared",
+        &["--reader-property", "parse.key=true"],
+        more.as_bytes(),
+    );
+    let got = a.drain(Duration::from_secs(4));
+    let mut expected: Vec<String> = (40..80).map(|i| format!("v{i}")).collect();
+    let mut got_sorted = got.clone();
+    got_sorted.sort();
+    expected.sort();
+    assert_eq!(
+        got_sorted, expected,
+        "the survivor reads every new record once"
+    );
+    let mut a_child = a.child;
+    StdCommand::new("kill")
+        .args(["-INT", &a_child.id().to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(a_child.wait().unwrap().code(), Some(130));
+    let total: i64 = committed(&k, "team").iter().map(|(_, _, o)| o).sum();
+    assert_eq!(total, 80, "commits cover exactly the 80 printed records");
+}

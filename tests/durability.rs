@@ -1,0 +1,174 @@
+//! Crash and concurrency tests of the embedded log, with the real binaries: producers killed
+//! with SIGKILL mid-stream, and several producers and consumers at once.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::{Command as StdCommand, Stdio};
+use std::time::Duration;
+
+use common::Kafkit;
+
+const P: &str = "kafka-console-producer";
+const C: &str = "kafka-console-consumer";
+
+fn all_records(k: &Kafkit, topic: &str) -> Vec<String> {
+    let out = k.ok(
+        C,
+        &["--topic", topic, "--from-beginning", "--timeout-ms", "300"],
+        None,
+    );
+    out.lines().map(str::to_string).collect()
+}
+
+#[test]
+fn killed_producer_leaves_previous_content_plus_a_prefix_of_its_input() {
+    let k = Kafkit::new();
+    let mut expected: Vec<String> = Vec::new();
+    for run in 0..8u64 {
+        let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin(P))
+            .args(["--topic", "crash", "--timeout", "5"])
+            .env("KAFKIT_LOG_DIR", k.log_dir())
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || {
+            // Write until the pipe breaks (the producer was killed).
+            for i in 0.. {
+                let chunk: String = (0..200)
+                    .map(|j| format!("run{run}-{}\n", i * 200 + j))
+                    .collect();
+                if stdin.write_all(chunk.as_bytes()).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
+        std::thread::sleep(Duration::from_millis(60 + 47 * run));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        writer.join().unwrap();
+        let records = all_records(&k, "crash");
+        assert!(records.len() >= expected.len(), "run {run}: records lost");
+        assert_eq!(
+            records[..expected.len()],
+            expected[..],
+            "run {run}: earlier content changed"
+        );
+        for (i, r) in records[expected.len()..].iter().enumerate() {
+            assert_eq!(
+                r,
+                &format!("run{run}-{i}"),
+                "run {run}: not a prefix of the input"
+            );
+        }
+        expected = records;
+    }
+    assert!(
+        expected.len() > 1000,
+        "the producers wrote something: {}",
+        expected.len()
+    );
+    // The log is still writable after all the kills.
+    k.produce("crash", &[], b"after\n");
+    assert_eq!(
+        all_records(&k, "crash").last().map(String::as_str),
+        Some("after")
+    );
+}
+
+#[test]
+fn concurrent_producers_and_consumers_lose_and_duplicate_nothing() {
+    let k = Kafkit::new();
+    k.ok(
+        "kafka-topics",
+        &["--create", "--topic", "one", "--partitions", "1"],
+        None,
+    );
+    k.ok(
+        "kafka-topics",
+        &["--create", "--topic", "three", "--partitions", "3"],
+        None,
+    );
+    const PRODUCERS: usize = 3;
+    const LINES: usize = 3000;
+    let total = (PRODUCERS * LINES).to_string();
+    let mut consumers = Vec::new();
+    for topic in ["one", "three"] {
+        for _ in 0..2 {
+            consumers.push((
+                topic,
+                StdCommand::new(assert_cmd::cargo::cargo_bin(C))
+                    .args([
+                        "--topic",
+                        topic,
+                        "--from-beginning",
+                        "--max-messages",
+                        &total,
+                        "--timeout-ms",
+                        "20000",
+                        "--formatter-property",
+                        "print.partition=true",
+                    ])
+                    .env("KAFKIT_LOG_DIR", k.log_dir())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap(),
+            ));
+        }
+    }
+    let mut producers = Vec::new();
+    for topic in ["one", "three"] {
+        for p in 0..PRODUCERS {
+            let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin(P))
+                .args(["--topic", topic, "--timeout", "2", "--batch-size", "512"])
+                .env("KAFKIT_LOG_DIR", k.log_dir())
+                .stdin(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            let writer = std::thread::spawn(move || {
+                for chunk in 0..(LINES / 100) {
+                    let text: String = (0..100)
+                        .map(|i| format!("p{p}-{}\n", chunk * 100 + i))
+                        .collect();
+                    stdin.write_all(text.as_bytes()).unwrap();
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            });
+            producers.push((child, writer));
+        }
+    }
+    for (mut child, writer) in producers {
+        writer.join().unwrap();
+        assert!(child.wait().unwrap().success());
+    }
+    for (topic, child) in consumers {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        // Per partition, each producer's records appear in order, each exactly once.
+        let mut last: BTreeMap<(String, String), i64> = BTreeMap::new();
+        let mut count = 0;
+        for line in text.lines() {
+            let (partition, value) = line.split_once('\t').unwrap();
+            let (producer, seq) = value.split_once('-').unwrap();
+            let seq: i64 = seq.parse().unwrap();
+            let key = (partition.to_string(), producer.to_string());
+            let prev = last.insert(key, seq).unwrap_or(-1);
+            assert!(seq > prev, "{topic}: {value} after {prev} in {partition}");
+            count += 1;
+        }
+        assert_eq!(count, PRODUCERS * LINES, "{topic}: every record once");
+        let mut seen: Vec<&str> = text
+            .lines()
+            .map(|l| l.split_once('\t').unwrap().1)
+            .collect();
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), PRODUCERS * LINES, "{topic}: no duplicates");
+    }
+}
