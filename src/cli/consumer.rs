@@ -22,6 +22,25 @@ use crate::local::group::{Member, MemberConfig, TopicPartition};
 use crate::local::{LocalError, LogDir, PartitionLog, topic_name};
 use crate::record::{BatchHeader, BatchIter, for_each_record};
 
+/// Kafka's formatter classes, offered by completions.
+const FORMATTERS: &[&str] = &[
+    "org.apache.kafka.tools.consumer.DefaultMessageFormatter",
+    "org.apache.kafka.tools.consumer.LoggingMessageFormatter",
+    "org.apache.kafka.tools.consumer.NoOpMessageFormatter",
+];
+/// Kafka's deserializer classes, offered by completions.
+const DESERIALIZERS: &[&str] = &[
+    "org.apache.kafka.common.serialization.StringDeserializer",
+    "org.apache.kafka.common.serialization.LongDeserializer",
+    "org.apache.kafka.common.serialization.IntegerDeserializer",
+    "org.apache.kafka.common.serialization.ShortDeserializer",
+    "org.apache.kafka.common.serialization.DoubleDeserializer",
+    "org.apache.kafka.common.serialization.FloatDeserializer",
+    "org.apache.kafka.common.serialization.UUIDDeserializer",
+    "org.apache.kafka.common.serialization.ByteArrayDeserializer",
+    "org.apache.kafka.common.serialization.BytesDeserializer",
+    "org.apache.kafka.common.serialization.VoidDeserializer",
+];
 /// How long the consumer sleeps when every partition is caught up.
 const POLL_INTERVAL: Duration = Duration::from_millis(20);
 /// How often topic metadata is re-read (new partitions, new topics for `--include`).
@@ -44,23 +63,23 @@ pub fn command() -> Command {
         .arg(opt("topic", "topic", "The topic to consume on."))
         .arg(opt("include", "Java regex (String)", "Regular expression of the topics to consume (whole-name match)."))
         .arg(opt("partition", "Integer: partition", "The partition to consume from; starts at the end unless --offset or --from-beginning.").value_parser(clap::value_parser!(i32)).allow_negative_numbers(true))
-        .arg(opt("offset", "consume offset", "earliest, latest or a non-negative offset (with --partition) [default: latest].").allow_hyphen_values(true))
+        .arg(opt("offset", "consume offset", "earliest, latest or a non-negative offset (with --partition) [default: latest].").allow_hyphen_values(true).value_parser(super::Suggest(&["earliest", "latest"])))
         .arg(Arg::new("from-beginning").long("from-beginning").action(ArgAction::SetTrue).help("Start with the earliest message present in the log.").help_heading("Consumer"))
         .arg(opt("group", "consumer group id", "The consumer group id of the consumer."))
         .arg(opt("max-messages", "Integer: num_messages", "Exit after consuming this many messages.").value_parser(clap::value_parser!(i32)).allow_negative_numbers(true))
         .arg(opt("timeout-ms", "Integer: timeout_ms", "Exit if no message is available for consumption for this long.").value_parser(clap::value_parser!(i64)).allow_negative_numbers(true))
         .arg(Arg::new("skip-message-on-error").long("skip-message-on-error").action(ArgAction::SetTrue).help("Skip a message that cannot be formatted instead of stopping.").help_heading("Consumer"))
-        .arg(opt("formatter", "class", "DefaultMessageFormatter, LoggingMessageFormatter or NoOpMessageFormatter."))
+        .arg(opt("formatter", "class", "DefaultMessageFormatter, LoggingMessageFormatter or NoOpMessageFormatter.").value_parser(super::Suggest(FORMATTERS)))
         .arg(opt("formatter-property", "prop", "A formatter property key=value (repeatable).").action(ArgAction::Append))
         .arg(opt("property", "prop", "Deprecated: use --formatter-property.").action(ArgAction::Append))
         .arg(opt("formatter-config", "config file", "Formatter properties file."))
-        .arg(opt("key-deserializer", "deserializer for key", "Deserializer class for keys (formatter property key.deserializer)."))
-        .arg(opt("value-deserializer", "deserializer for values", "Deserializer class for values (formatter property value.deserializer)."))
+        .arg(opt("key-deserializer", "deserializer for key", "Deserializer class for keys (formatter property key.deserializer).").value_parser(super::Suggest(DESERIALIZERS)))
+        .arg(opt("value-deserializer", "deserializer for values", "Deserializer class for values (formatter property value.deserializer).").value_parser(super::Suggest(DESERIALIZERS)))
         .arg(opt("command-property", "consumer_prop", "A consumer property key=value (repeatable).").action(ArgAction::Append))
         .arg(opt("consumer-property", "consumer_prop", "Deprecated: use --command-property.").action(ArgAction::Append))
         .arg(opt("command-config", "config file", "Consumer properties file."))
         .arg(opt("consumer.config", "config file", "Deprecated: use --command-config."))
-        .arg(opt("isolation-level", "isolation level", "read_committed or read_uncommitted [default: read_uncommitted]."))
+        .arg(opt("isolation-level", "isolation level", "read_committed or read_uncommitted [default: read_uncommitted].").value_parser(super::Suggest(&["read_committed", "read_uncommitted"])))
         .arg(Arg::new("enable-systest-events").long("enable-systest-events").action(ArgAction::SetTrue).help("Print shutdown_complete when the consumer stops.").help_heading("Consumer"));
     connection_args(cmd)
 }

@@ -66,14 +66,15 @@ pub fn command() -> Command {
         .arg(
             opt("compression-codec", "compression-codec", "none, gzip, snappy, lz4 or zstd; without a value, gzip.")
                 .num_args(0..=1)
-                .default_missing_value("gzip"),
+                .default_missing_value("gzip")
+                .value_parser(super::Suggest(&["none", "gzip", "snappy", "lz4", "zstd"])),
         )
         .arg(num::<i32>("batch-size", "Bytes of records sent in one batch [default: 16384]."))
         .arg(num::<i32>("max-partition-memory-bytes", "Deprecated: use --batch-size."))
         .arg(num::<i32>("message-send-max-retries", "Retries before giving up on a send [default: 3]."))
         .arg(num::<i64>("retry-backoff-ms", "Wait before retrying a send [default: 100]."))
         .arg(num::<i64>("timeout", "Linger: the longest a record waits before it is sent, in ms [default: 1000]."))
-        .arg(opt("request-required-acks", "acks", "Acks required from the broker: -1/all, 0 or 1 [default: -1]."))
+        .arg(opt("request-required-acks", "acks", "Acks required from the broker: -1/all, 0 or 1 [default: -1].").value_parser(super::Suggest(&["all", "-1", "0", "1"])).allow_hyphen_values(true))
         .arg(num::<i32>("request-timeout-ms", "Request timeout in ms [default: 1500]."))
         .arg(num::<i64>("metadata-expiry-ms", "Metadata refresh period in ms [default: 300000]."))
         .arg(num::<i64>("max-block-ms", "Longest a send blocks in ms [default: 60000]."))
