@@ -6,6 +6,8 @@ latest\t''"
 complete -c kafka-console-consumer -l group -d 'The consumer group id of the consumer.' -r
 complete -c kafka-console-consumer -l max-messages -d 'Exit after consuming this many messages.' -r
 complete -c kafka-console-consumer -l timeout-ms -d 'Exit if no message is available for consumption for this long.' -r
+complete -c kafka-console-consumer -l output -d 'text (the formatter\'s output) or json (one lossless JSON object per record: topic, partition, offset, timestamp, timestampType, key, value, headers) [default: text].' -r -f -a "text\t''
+json\t''"
 complete -c kafka-console-consumer -l formatter -d 'DefaultMessageFormatter, LoggingMessageFormatter or NoOpMessageFormatter.' -r -f -a "org.apache.kafka.tools.consumer.DefaultMessageFormatter\t''
 org.apache.kafka.tools.consumer.LoggingMessageFormatter\t''
 org.apache.kafka.tools.consumer.NoOpMessageFormatter\t''"

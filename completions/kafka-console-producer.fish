@@ -18,6 +18,8 @@ complete -c kafka-console-producer -l metadata-expiry-ms -d 'Metadata refresh pe
 complete -c kafka-console-producer -l max-block-ms -d 'Longest a send blocks in ms [default: 60000].' -r
 complete -c kafka-console-producer -l max-memory-bytes -d 'Producer buffer memory [default: 33554432].' -r
 complete -c kafka-console-producer -l socket-buffer-size -d 'Socket send buffer [default: 102400].' -r
+complete -c kafka-console-producer -l input -d 'How lines are read: text (Kafka\'s LineMessageReader) or json (one kafkit JSON record per line, as kafka-console-consumer --output json writes them) [default: text].' -r -f -a "text\t''
+json\t''"
 complete -c kafka-console-producer -l line-reader -d 'The record reader class [default: org.apache.kafka.tools.LineMessageReader].' -r
 complete -c kafka-console-producer -l reader-property -d 'A LineMessageReader property key=value (repeatable).' -r
 complete -c kafka-console-producer -l property -d 'Deprecated: use --reader-property.' -r

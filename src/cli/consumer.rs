@@ -14,6 +14,7 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use regex::Regex;
 
 use super::formatter::{Formatter, FormatterKind};
+use super::json;
 use super::properties::{self, Properties};
 use super::signals::Interrupt;
 use super::{CliError, connection_args, open_backend, run_tool, usage};
@@ -69,6 +70,10 @@ pub fn command() -> Command {
         .arg(opt("max-messages", "Integer: num_messages", "Exit after consuming this many messages.").value_parser(clap::value_parser!(i32)).allow_negative_numbers(true))
         .arg(opt("timeout-ms", "Integer: timeout_ms", "Exit if no message is available for consumption for this long.").value_parser(clap::value_parser!(i64)).allow_negative_numbers(true))
         .arg(Arg::new("skip-message-on-error").long("skip-message-on-error").action(ArgAction::SetTrue).help("Skip a message that cannot be formatted instead of stopping.").help_heading("Consumer"))
+        .arg(
+            opt("output", "format", "text (the formatter's output) or json (one lossless JSON object per record: topic, partition, offset, timestamp, timestampType, key, value, headers) [default: text].")
+                .value_parser(super::Suggest(&["text", "json"])),
+        )
         .arg(opt("formatter", "class", "DefaultMessageFormatter, LoggingMessageFormatter or NoOpMessageFormatter.").value_parser(super::Suggest(FORMATTERS)))
         .arg(opt("formatter-property", "prop", "A formatter property key=value (repeatable).").action(ArgAction::Append))
         .arg(opt("property", "prop", "Deprecated: use --formatter-property.").action(ArgAction::Append))
@@ -116,6 +121,8 @@ enum Start {
 }
 
 struct Options {
+    /// `--output json`: kafkit's JSON records instead of the formatter's text.
+    json: bool,
     group: Option<GroupSettings>,
     subscription: Subscription,
     reset: Reset,
@@ -355,6 +362,15 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
         None => FormatterKind::Default,
     };
     let formatter = Formatter::new(kind, &fprops).map_err(CliError::Usage)?;
+    let json = match m.get_one::<String>("output").map(String::as_str) {
+        None | Some("text") => false,
+        Some("json") => true,
+        Some(other) => {
+            return usage(format!(
+                "--output {other} is not supported by kafka-console-consumer; use text (the formatter) or json"
+            ));
+        }
+    };
     let max_messages = m.get_one::<i32>("max-messages").map(|n| (*n).max(0) as u64);
     let timeout = m
         .get_one::<i64>("timeout-ms")
@@ -362,6 +378,7 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
         .map(|t| Duration::from_millis(*t as u64));
     Ok((
         Options {
+            json,
             group,
             subscription,
             reset,
@@ -733,6 +750,7 @@ impl Consumer {
                 let mut failure = None;
                 let position = &mut a.position;
                 let partition = a.partition as i32;
+                let topic = a.topic.as_str();
                 let out = &mut self.out;
                 let count = &mut self.count;
                 for_each_record(batch, &mut self.scratch, |r| {
@@ -742,7 +760,13 @@ impl Consumer {
                     *count += 1;
                     *position = r.offset + 1;
                     progress = true;
-                    if let Err(e) = opts.formatter.format(partition, ts_type, &r, out) {
+                    let formatted = if opts.json {
+                        json::write_record(topic, partition, ts_type, &r, out);
+                        Ok(())
+                    } else {
+                        opts.formatter.format(partition, ts_type, &r, out)
+                    };
+                    if let Err(e) = formatted {
                         if opts.skip_errors {
                             eprintln!("ERROR Error processing message, skipping this message: {e}");
                         } else {

@@ -13,6 +13,7 @@
 pub mod consumer;
 pub mod formatter;
 pub mod groups;
+pub mod json;
 pub mod line_reader;
 pub mod producer;
 pub mod properties;
