@@ -6,6 +6,8 @@ latest\t''"
 complete -c kafka-console-consumer -l group -d 'The consumer group id of the consumer.' -r
 complete -c kafka-console-consumer -l max-messages -d 'Exit after consuming this many messages.' -r
 complete -c kafka-console-consumer -l timeout-ms -d 'Exit if no message is available for consumption for this long.' -r
+complete -c kafka-console-consumer -l from-time -d 'Start at the first record at or after this time: RFC 3339 (2026-11-30T12:00:00Z), relative (-1h, -30m, -2d) or epoch milliseconds.' -r
+complete -c kafka-console-consumer -l until-time -d 'Print records up to this time (same formats as --from-time), then stop.' -r
 complete -c kafka-console-consumer -l output -d 'text (the formatter\'s output) or json (one lossless JSON object per record: topic, partition, offset, timestamp, timestampType, key, value, headers) [default: text].' -r -f -a "text\t''
 json\t''"
 complete -c kafka-console-consumer -l formatter -d 'DefaultMessageFormatter, LoggingMessageFormatter or NoOpMessageFormatter.' -r -f -a "org.apache.kafka.tools.consumer.DefaultMessageFormatter\t''
@@ -44,6 +46,7 @@ complete -c kafka-console-consumer -l bootstrap-server -d 'Kafka cluster to conn
 complete -c kafka-console-consumer -l log-dir -d 'Embedded log directory [default: $KAFKIT_LOG_DIR, else $XDG_DATA_HOME/kafkit]' -r -F
 complete -c kafka-console-consumer -l from-beginning -d 'Start with the earliest message present in the log.'
 complete -c kafka-console-consumer -l skip-message-on-error -d 'Skip a message that cannot be formatted instead of stopping.'
+complete -c kafka-console-consumer -l until-end -d 'Stop once every partition reaches the end it had when the consumer started.'
 complete -c kafka-console-consumer -l enable-systest-events -d 'Print shutdown_complete when the consumer stops.'
 complete -c kafka-console-consumer -l version -d 'Print the Kafka version this tool mirrors and kafkit\'s version'
 complete -c kafka-console-consumer -s h -l help -d 'Print help'
