@@ -46,6 +46,7 @@ complete -c kafka-console-consumer -l bootstrap-server -d 'Kafka cluster to conn
 complete -c kafka-console-consumer -l log-dir -d 'Embedded log directory [default: $KAFKIT_LOG_DIR, else $XDG_DATA_HOME/kafkit]' -r -F
 complete -c kafka-console-consumer -l from-beginning -d 'Start with the earliest message present in the log.'
 complete -c kafka-console-consumer -l skip-message-on-error -d 'Skip a message that cannot be formatted instead of stopping.'
+complete -c kafka-console-consumer -l no-progress -d 'Do not draw progress on stderr (drawn only when stderr is a terminal and the end is known, with --until-end).'
 complete -c kafka-console-consumer -l until-end -d 'Stop once every partition reaches the end it had when the consumer started.'
 complete -c kafka-console-consumer -l enable-systest-events -d 'Print shutdown_complete when the consumer stops.'
 complete -c kafka-console-consumer -l version -d 'Print the Kafka version this tool mirrors and kafkit\'s version'

@@ -929,3 +929,51 @@ fn time_bounded_reads() {
         "{err}"
     );
 }
+
+#[test]
+fn progress_only_on_a_terminal() {
+    let k = Kafkit::new();
+    let input_dir = tempfile::tempdir().unwrap();
+    let input = input_dir.path().join("in.txt");
+    let lines: String = (0..300_000).map(|i| format!("{i}\n")).collect();
+    std::fs::write(&input, lines).unwrap();
+    let producer = assert_cmd::cargo::cargo_bin("kafka-console-producer");
+    let under_pty = |extra: &str| {
+        let out = StdCommand::new("script")
+            .arg("-qec")
+            .arg(format!(
+                "'{}' --topic prog {extra} < '{}'",
+                producer.display(),
+                input.display()
+            ))
+            .arg("/dev/null")
+            .env("KAFKIT_LOG_DIR", k.log_dir())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let screen = under_pty("");
+    assert!(
+        screen.contains("rec/s") && screen.contains("records"),
+        "{screen:?}"
+    );
+    assert!(!under_pty("--no-progress").contains("rec/s"));
+    // On a pipe or file, stderr stays empty.
+    let out = StdCommand::new(&producer)
+        .args(["--topic", "prog"])
+        .stdin(std::fs::File::open(&input).unwrap())
+        .env("KAFKIT_LOG_DIR", k.log_dir())
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stderr.is_empty());
+    let out = k.run(
+        C,
+        &["--topic", "prog", "--from-beginning", "--until-end"],
+        None,
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Processed a total of 900000 messages\n"
+    );
+}

@@ -15,6 +15,7 @@ use regex::Regex;
 
 use super::formatter::{Formatter, FormatterKind};
 use super::json;
+use super::progress::{self, Progress, Total};
 use super::properties::{self, Properties};
 use super::signals::Interrupt;
 use super::{CliError, connection_args, open_backend, run_tool, usage};
@@ -70,6 +71,7 @@ pub fn command() -> Command {
         .arg(opt("max-messages", "Integer: num_messages", "Exit after consuming this many messages.").value_parser(clap::value_parser!(i32)).allow_negative_numbers(true))
         .arg(opt("timeout-ms", "Integer: timeout_ms", "Exit if no message is available for consumption for this long.").value_parser(clap::value_parser!(i64)).allow_negative_numbers(true))
         .arg(Arg::new("skip-message-on-error").long("skip-message-on-error").action(ArgAction::SetTrue).help("Skip a message that cannot be formatted instead of stopping.").help_heading("Consumer"))
+        .arg(Arg::new("no-progress").long("no-progress").action(ArgAction::SetTrue).help("Do not draw progress on stderr (drawn only when stderr is a terminal and the end is known, with --until-end).").help_heading("Output"))
         .arg(opt("from-time", "time", "Start at the first record at or after this time: RFC 3339 (2026-11-30T12:00:00Z), relative (-1h, -30m, -2d) or epoch milliseconds.").allow_hyphen_values(true))
         .arg(Arg::new("until-end").long("until-end").action(ArgAction::SetTrue).help("Stop once every partition reaches the end it had when the consumer started.").help_heading("Consumer"))
         .arg(opt("until-time", "time", "Print records up to this time (same formats as --from-time), then stop.").allow_hyphen_values(true))
@@ -126,6 +128,8 @@ enum Start {
 struct Options {
     /// `--output json`: kafkit's JSON records instead of the formatter's text.
     json: bool,
+    /// Draw progress (stderr is a terminal and `--no-progress` is absent).
+    progress: bool,
     /// `--from-time`: start each partition at the first record at or after this time (ms).
     from_time: Option<i64>,
     /// `--until-end`: stop once every partition reaches the end it had when it was assigned.
@@ -402,6 +406,7 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
     Ok((
         Options {
             json,
+            progress: progress::wanted(m.get_flag("no-progress")),
             from_time,
             until_end,
             until_time,
@@ -535,13 +540,30 @@ impl Consumer {
 
     fn run(&mut self, opts: &Options, interrupt: &Interrupt) -> Result<(), CliError> {
         let mut last_refresh: Option<Instant> = None;
+        let mut display: Option<Progress> = None;
         loop {
             if last_refresh.is_none_or(|t| t.elapsed() >= METADATA_REFRESH) {
                 self.refresh(opts)?;
                 last_refresh = Some(Instant::now());
             }
             self.rebalance(opts)?;
+            if display.is_none() && opts.progress && opts.until_end {
+                // The end is known once partitions are assigned: a bar with an ETA.
+                let total = self
+                    .assigned
+                    .iter()
+                    .map(|a| (a.end_target - a.position).max(0) as u64)
+                    .sum();
+                display = Some(Progress::new(true, Total::Records(total)));
+            }
+            let before = (self.count, self.out.len());
             let (progress, stop) = self.poll(opts)?;
+            if let Some(d) = display.as_mut() {
+                d.add(self.count - before.0, (self.out.len() - before.1) as u64);
+                if stop.is_some() {
+                    d.finish();
+                }
+            }
             match self.write_out() {
                 Ok(()) => {}
                 Err(Stop::BrokenPipe) => {

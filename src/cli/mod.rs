@@ -16,6 +16,7 @@ pub mod groups;
 pub mod json;
 pub mod line_reader;
 pub mod producer;
+pub mod progress;
 pub mod properties;
 pub mod signals;
 pub mod topics;

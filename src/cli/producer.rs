@@ -15,6 +15,7 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use super::json;
 use super::line_reader::LineReader;
+use super::progress::{self, Progress, Total};
 use super::properties::{self, Properties};
 use super::signals::Interrupt;
 use super::{CliError, connection_args, open_backend, run_tool, usage};
@@ -81,6 +82,13 @@ pub fn command() -> Command {
         .arg(num::<i64>("max-block-ms", "Longest a send blocks in ms [default: 60000]."))
         .arg(num::<i64>("max-memory-bytes", "Producer buffer memory [default: 33554432]."))
         .arg(num::<i32>("socket-buffer-size", "Socket send buffer [default: 102400]."))
+        .arg(
+            Arg::new("no-progress")
+                .long("no-progress")
+                .action(ArgAction::SetTrue)
+                .help("Do not draw progress on stderr (it is drawn only when stderr is a terminal).")
+                .help_heading("Output"),
+        )
         .arg(
             opt("input", "format", "How lines are read: text (Kafka's LineMessageReader) or json (one kafkit JSON record per line, as kafka-console-consumer --output json writes them) [default: text].")
                 .value_parser(super::Suggest(&["text", "json"])),
@@ -279,6 +287,10 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     let (chunks, recycle) = spawn_stdin_reader(prompt);
     let mut lines = LineSplitter::default();
     let mut first_pending: Option<Instant> = None;
+    let mut progress = Progress::new(
+        progress::wanted(m.get_flag("no-progress")),
+        stdin_file_size().map_or(Total::Unknown, Total::Bytes),
+    );
     loop {
         let wait = first_pending.map_or(TICK, |t| {
             settings.linger.saturating_sub(t.elapsed()).min(TICK)
@@ -288,6 +300,7 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
                 let eof = chunk.is_empty();
                 // One timestamp per chunk: records read together share a millisecond anyway.
                 let now = now_ms();
+                let lines_before = lines.number;
                 let result = lines.feed(&chunk, eof, |number, line| {
                     match input {
                         Input::Text => {
@@ -334,6 +347,7 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
                     sink.flush()?;
                     return Err(e.into());
                 }
+                progress.add(lines.number - lines_before, chunk.len() as u64);
                 let _ = recycle.try_send(chunk);
                 if eof {
                     break;
@@ -371,6 +385,14 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     }
     sink.flush()?;
     Ok(())
+}
+
+/// The size of stdin when it is a regular file (for the progress ETA).
+fn stdin_file_size() -> Option<u64> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    let meta = std::fs::File::from(fd).metadata().ok()?;
+    meta.is_file().then(|| meta.len())
 }
 
 /// Reads stdin on its own thread, so the main thread can flush on linger while a read blocks.
