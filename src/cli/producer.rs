@@ -392,7 +392,7 @@ fn stdin_file_size() -> Option<u64> {
     use std::os::fd::AsFd;
     let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
     let meta = std::fs::File::from(fd).metadata().ok()?;
-    meta.is_file().then(|| meta.len())
+    meta.is_file().then_some(meta.len())
 }
 
 /// Reads stdin on its own thread, so the main thread can flush on linger while a read blocks.
