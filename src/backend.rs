@@ -14,8 +14,9 @@ use crate::remote::{ClientConfig, Cluster, RemoteError};
 pub enum Backend {
     /// The embedded log in a directory.
     Local(LogDir),
-    /// A Kafka cluster, connected to one of its bootstrap servers.
-    Remote(Cluster),
+    /// A Kafka cluster, connected to one of its bootstrap servers. Boxed: the client with its
+    /// runtime is far larger than a log dir handle.
+    Remote(Box<Cluster>),
 }
 
 /// Why no backend could be opened.
@@ -66,7 +67,9 @@ impl Backend {
         config: ClientConfig,
     ) -> Result<Backend, BackendError> {
         if let Some(servers) = bootstrap_servers {
-            return Ok(Backend::Remote(Cluster::connect(servers, config)?));
+            return Ok(Backend::Remote(Box::new(Cluster::connect(
+                servers, config,
+            )?)));
         }
         let dir = match log_dir {
             Some(dir) => dir.to_path_buf(),

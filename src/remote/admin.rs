@@ -164,7 +164,7 @@ impl Client {
         }
         // A server that accepted TCP but failed the handshake says more than the list would.
         match handshake_error {
-            Some(e) if addresses.len() == 1 => Err(e),
+            Some(e) if addresses.len() == 1 => Err(RemoteError::Handshake(Box::new(e))),
             _ => Err(RemoteError::Connect {
                 attempts: unreachable.join(", "),
             }),

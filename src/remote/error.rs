@@ -22,6 +22,10 @@ pub enum RemoteError {
         "cannot connect to {attempts}; omit --bootstrap-server to use the embedded log instead"
     )]
     Connect { attempts: String },
+    /// The only bootstrap server accepted TCP but failed the handshake (timeout, hang-up, not
+    /// Kafka): that error, plus the way out.
+    #[error("{0}; omit --bootstrap-server to use the embedded log instead")]
+    Handshake(Box<RemoteError>),
     /// The broker did not answer within `request.timeout.ms`. The connection is dropped, since a
     /// late answer would otherwise be read as the reply to the next request.
     #[error("{addr} did not answer {api} within {timeout_ms} ms (request.timeout.ms)")]

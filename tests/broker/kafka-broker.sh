@@ -163,6 +163,9 @@ auto.create.topics.enable=false
 EOF
 }
 
+BROKER_PID=
+WATCH_STDIN=0
+
 # Formats $1 and starts the broker in the background; on success $1/bootstrap holds the address
 # and $1/broker.pid the JVM's pid. $2 is an optional wrapper (setpriv --pdeathsig) for the JVM.
 start_broker() {
@@ -188,6 +191,7 @@ start_broker() {
             -Dkafka.logs.dir="$dir/logs" kafka.Kafka "$dir/server.properties" \
             </dev/null >"$dir/logs/broker.out" 2>&1 &
         pid=$!
+        BROKER_PID=$pid
         echo "$pid" >"$dir/broker.pid"
         deadline=$((SECONDS + START_TIMEOUT))
         # Ready = KafkaRaftServer logged its start (the broker is unfenced and serving) and the
@@ -196,6 +200,11 @@ start_broker() {
             ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
             if ! kill -0 "$pid" 2>/dev/null; then
                 break
+            fi
+            # Watchdog mode: stdin turns readable only at end of file (the owner never writes),
+            # i.e. the owner died while the broker was starting. The EXIT trap kills the broker.
+            if [[ $WATCH_STDIN == 1 ]] && read -r -t 0; then
+                die "the process that asked for the broker went away during start-up"
             fi
             if ((SECONDS >= deadline)); then
                 kill -9 "$pid" 2>/dev/null || true
@@ -265,26 +274,27 @@ run)
         fi
     done
     dir=$(mktemp -d "$KAFKA_HOME/runs/broker.XXXXXX")
-    pid=
+    WATCH_STDIN=1
     cleanup() {
         # The data is throwaway, so no clean shutdown: SIGKILL is instant, and the broker must
         # be gone by the time the test run that owned it has finished.
-        if [[ -n $pid ]]; then
-            kill -KILL "$pid" 2>/dev/null || true
-            wait "$pid" 2>/dev/null || true
+        if [[ -n $BROKER_PID ]]; then
+            kill -KILL "$BROKER_PID" 2>/dev/null || true
+            wait "$BROKER_PID" 2>/dev/null || true
         fi
         rm -rf "$dir"
     }
     trap cleanup EXIT
+    # Signals (and a write to the owner's closed stdout) end the script through the EXIT trap.
     trap 'exit 143' TERM INT HUP
+    trap 'exit 141' PIPE
     # If this script itself is SIGKILLed, the kernel sends the JVM SIGKILL too (util-linux setpriv).
     wrapper=()
     if setpriv --help 2>/dev/null | grep -q pdeathsig; then
         wrapper=(setpriv --pdeathsig KILL --)
     fi
     start_broker "$dir" "${wrapper[@]}"
-    pid=$(cat "$dir/broker.pid")
-    cat "$dir/bootstrap"
+    echo "$(<"$dir/bootstrap")"
     # Blocks until the owner's end of the pipe closes. `|| true`: EOF is the normal end.
     while read -r _; do :; done || true
     ;;
