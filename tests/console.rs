@@ -766,3 +766,90 @@ fn producer_flushes_on_linger_while_stdin_stays_open() {
     drop(stdin);
     assert!(producer.wait().unwrap().success());
 }
+
+#[test]
+fn prompt_only_on_a_terminal() {
+    let k = Kafkit::new();
+    // Under a pseudo-terminal (util-linux `script`), the producer prompts with `>`.
+    let producer = assert_cmd::cargo::cargo_bin("kafka-console-producer");
+    let out = StdCommand::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "(printf 'typed\\n'; sleep 1) | script -qec '{} --topic tty' /dev/null",
+            producer.display()
+        ))
+        .env("KAFKIT_LOG_DIR", k.log_dir())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(screen.contains('>'), "prompt shown: {screen:?}");
+    assert_eq!(k.consume("tty", 1, &[]), "typed\n");
+    // On pipes there is no prompt (and nothing on stdout at all).
+    let out = k.run(
+        "kafka-console-producer",
+        &["--topic", "tty"],
+        Some(b"piped\n"),
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn reader_config_file_and_properties() {
+    let k = Kafkit::new();
+    let conf_dir = tempfile::tempdir().unwrap();
+    let cfg = conf_dir.path().join("reader.properties");
+    std::fs::write(&cfg, "parse.key = true\nkey.separator=:\n").unwrap();
+    let cfg = cfg.to_str().unwrap();
+    k.produce("rc", &["--reader-config", cfg], b"k1:v1\n");
+    // --reader-property wins over the file.
+    k.produce(
+        "rc",
+        &[
+            "--reader-config",
+            cfg,
+            "--reader-property",
+            "key.separator==",
+        ],
+        b"k2=v2\n",
+    );
+    let out = k.consume("rc", 2, &["--formatter-property", "print.key=true"]);
+    assert_eq!(out, "k1\tv1\nk2\tv2\n");
+    let err = k.fails(
+        "kafka-console-producer",
+        &["--topic", "rc", "--reader-config", "/no/such/file"],
+        Some(b"x\n"),
+        1,
+    );
+    assert!(err.contains("/no/such/file"), "{err}");
+}
+
+#[test]
+fn topic_deleted_while_consuming_is_waited_for() {
+    let k = Kafkit::new();
+    k.produce("gone", &[], b"before\n");
+    let consumer = StdCommand::new(assert_cmd::cargo::cargo_bin("kafka-console-consumer"))
+        .args([
+            "--topic",
+            "gone",
+            "--from-beginning",
+            "--max-messages",
+            "2",
+            "--timeout-ms",
+            "10000",
+        ])
+        .env("KAFKIT_LOG_DIR", k.log_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    k.ok(T, &["--delete", "--topic", "gone"], None);
+    std::thread::sleep(Duration::from_millis(700));
+    k.produce("gone", &[], b"after\n");
+    let out = consumer.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "before\nafter\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Topic 'gone' was deleted"), "{stderr}");
+}

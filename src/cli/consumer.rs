@@ -564,7 +564,11 @@ impl Consumer {
         let mut subscription = BTreeMap::new();
         for (topic, only, start) in wanted {
             let Some(meta) = self.dir.topic(&topic)? else {
-                if !matches!(opts.subscription, Subscription::Pattern(_)) && !self.warned_missing {
+                if self.subscription.contains_key(&topic) {
+                    self.forget_topic(&topic);
+                } else if !matches!(opts.subscription, Subscription::Pattern(_))
+                    && !self.warned_missing
+                {
                     eprintln!(
                         "WARN: Topic '{topic}' does not exist in {} yet; waiting for it to be created.",
                         self.dir.root().display()
@@ -627,6 +631,16 @@ impl Consumer {
         Ok(())
     }
 
+    /// A subscribed topic was deleted: drop its partitions and, as Kafka's consumer does, keep
+    /// waiting; if it is created again it is read from its start.
+    fn forget_topic(&mut self, topic: &str) {
+        eprintln!("WARN: Topic '{topic}' was deleted; waiting for it to be created again.");
+        self.warned_missing = true;
+        self.assigned.retain(|a| a.topic != topic);
+        self.subscription.remove(topic);
+        self.initial.retain(|(t, _)| t != topic);
+    }
+
     /// Group members: heartbeat, follow the group's assignment (drop revoked partitions, start
     /// acquired ones at their committed offset or by `auto.offset.reset`).
     fn rebalance(&mut self, opts: &Options) -> Result<(), CliError> {
@@ -662,8 +676,16 @@ impl Consumer {
     /// `Some(Stop::Done)` when `--max-messages` was reached.
     fn poll(&mut self, opts: &Options) -> Result<(bool, Option<Stop>), CliError> {
         let mut progress = false;
+        let mut deleted: Option<String> = None;
         for a in &mut self.assigned {
-            let snap = a.log.snapshot()?;
+            let snap = match a.log.snapshot() {
+                Ok(snap) => snap,
+                Err(_) if self.dir.topic(&a.topic)?.is_none() => {
+                    deleted = Some(a.topic.clone());
+                    break;
+                }
+                Err(e) => return Err(e.into()),
+            };
             if a.position < snap.log_start_offset {
                 // Retention removed what we were about to read: reset as Kafka's consumer does.
                 a.position = match opts.reset {
@@ -733,6 +755,9 @@ impl Consumer {
                     a.position = header.next_offset();
                 }
             }
+        }
+        if let Some(topic) = deleted {
+            self.forget_topic(&topic);
         }
         if opts.max_messages == Some(0) {
             return Ok((progress, Some(Stop::Done)));

@@ -1,0 +1,167 @@
+//! `--delete` (whole groups) and `--delete-offsets` (some partitions' committed offsets), with
+//! Kafka's messages and table. Both refuse groups with live members, as Kafka's coordinator
+//! does; any failure exits 1 after the results that did succeed are printed.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::logs::{Logs, Tp};
+use super::reset::{TopicArg, parse_topic_arg};
+use super::{Opts, emit, pad};
+use crate::cli::{CliError, usage};
+use crate::local::group::TopicPartition;
+use crate::local::{LocalError, LogDir};
+
+const GROUP_NOT_FOUND: &str = "The group id does not exist.";
+const GROUP_NOT_FOUND_EXCEPTION: &str =
+    "org.apache.kafka.common.errors.GroupIdNotFoundException: The group id does not exist.";
+const GROUP_NOT_EMPTY_EXCEPTION: &str =
+    "org.apache.kafka.common.errors.GroupNotEmptyException: The group is not empty.";
+const UNKNOWN_PARTITION_EXCEPTION: &str = "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this topic-partition.";
+const SUBSCRIBED_EXCEPTION: &str = "org.apache.kafka.common.errors.GroupSubscribedToTopicException";
+
+fn quoted_list(groups: &[String]) -> String {
+    groups
+        .iter()
+        .map(|g| format!("'{g}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub(super) fn delete_groups(dir: &LogDir, o: &Opts) -> Result<(), CliError> {
+    let store = dir.groups();
+    let ids: BTreeSet<String> = if o.has("all-groups") {
+        store.list()?.into_iter().collect()
+    } else {
+        o.groups().into_iter().map(str::to_string).collect()
+    };
+    let mut deleted = Vec::new();
+    let mut failed = Vec::new();
+    for id in ids {
+        let why = match store.delete_group(&id) {
+            Ok(()) => {
+                deleted.push(id);
+                continue;
+            }
+            Err(LocalError::GroupNotFound(_)) => GROUP_NOT_FOUND_EXCEPTION.to_string(),
+            Err(LocalError::GroupNotEmpty { .. }) => GROUP_NOT_EMPTY_EXCEPTION.to_string(),
+            Err(LocalError::Invalid(msg)) => {
+                format!("org.apache.kafka.common.errors.InvalidGroupIdException: {msg}")
+            }
+            Err(e) => return Err(e.into()),
+        };
+        failed.push(format!("* Group '{id}' could not be deleted due to: {why}"));
+    }
+    if failed.is_empty() {
+        return emit(&format!(
+            "Deletion of requested consumer groups ({}) was successful.\n",
+            quoted_list(&deleted)
+        ));
+    }
+    if !deleted.is_empty() {
+        emit(&format!(
+            "These consumer groups were deleted successfully: {}\n",
+            quoted_list(&deleted)
+        ))?;
+    }
+    Err(anyhow::anyhow!(
+        "Deletion of some consumer groups failed:\n{}",
+        failed.join("\n")
+    )
+    .into())
+}
+
+/// Per-partition outcome: `None` for success, else the exception text. Partition -1 stands for
+/// a topic that could not be described (printed as `-`).
+type Outcomes = BTreeMap<Tp, Option<String>>;
+
+pub(super) fn delete_offsets(dir: &LogDir, o: &Opts) -> Result<(), CliError> {
+    let group = match o.groups().as_slice() {
+        [one] => one.to_string(),
+        _ => return usage("Found multiple arguments for option group, but you asked for only one"),
+    };
+    let mut logs = Logs::new(dir);
+    let mut outcomes = Outcomes::new();
+    let mut requested = BTreeSet::new();
+    for arg in o.values("topic") {
+        match parse_topic_arg(arg)? {
+            TopicArg::Partitions(tps) => requested.extend(tps),
+            TopicArg::Whole(topic) => match logs.partitions(&topic)? {
+                Some(n) => requested.extend((0..i64::from(n)).map(|p| (topic.clone(), p))),
+                None => {
+                    outcomes.insert((topic, -1), Some(UNKNOWN_PARTITION_EXCEPTION.to_string()));
+                }
+            },
+        }
+    }
+    let mut valid: Vec<TopicPartition> = Vec::new();
+    for tp in requested {
+        if logs.exists(&tp)? {
+            valid.push((tp.0.clone(), tp.1 as u32));
+        } else {
+            outcomes.insert(tp, Some(UNKNOWN_PARTITION_EXCEPTION.to_string()));
+        }
+    }
+    let top = match dir.groups().delete_offsets(&group, &valid) {
+        Ok(results) => {
+            for ((t, p), r) in results {
+                let r = r.err().map(|msg| format!("{SUBSCRIBED_EXCEPTION}: {msg}"));
+                outcomes.insert((t, i64::from(p)), r);
+            }
+            None
+        }
+        Err(LocalError::GroupNotFound(_)) => {
+            for (t, p) in valid {
+                outcomes.insert(
+                    (t, i64::from(p)),
+                    Some(GROUP_NOT_FOUND_EXCEPTION.to_string()),
+                );
+            }
+            Some(GROUP_NOT_FOUND)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let partition_error = outcomes.values().any(Option::is_some);
+    if top.is_none() && !partition_error {
+        emit(&format!(
+            "Request succeeded for deleting offsets from group {group}.\n"
+        ))?;
+    }
+    emit(&table(&outcomes))?;
+    match top {
+        Some(msg) => Err(anyhow::anyhow!(msg).into()),
+        None if partition_error => Err(anyhow::anyhow!(
+            "Encountered some partition-level error, see the follow-up details."
+        )
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// Kafka's `%n%-Ts %-10s %-15s` table, rows sorted by the string topic + partition.
+fn table(outcomes: &Outcomes) -> String {
+    let tw = outcomes
+        .keys()
+        .map(|(t, _)| t.len())
+        .max()
+        .unwrap_or(0)
+        .max(15);
+    let mut rows: Vec<(&Tp, &Option<String>)> = outcomes.iter().collect();
+    rows.sort_by_key(|((t, p), _)| format!("{t}{p}"));
+    let line =
+        |t: &str, p: &str, s: &str| format!("\n{} {} {}", pad(t, tw), pad(p, 10), pad(s, 15));
+    let mut text = line("TOPIC", "PARTITION", "STATUS");
+    for ((topic, p), outcome) in rows {
+        let p = if *p < 0 {
+            "-".to_string()
+        } else {
+            p.to_string()
+        };
+        let status = match outcome {
+            None => "Successful".to_string(),
+            Some(e) => format!("Error: {e}"),
+        };
+        text.push_str(&line(topic, &p, &status));
+    }
+    text.push('\n');
+    text
+}

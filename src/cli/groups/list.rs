@@ -1,0 +1,162 @@
+//! `--list`: group ids one per line (sorted; Kafka prints the brokers' order), or with
+//! `--state [list]` / `--type [list]` Kafka's GROUP / TYPE / STATE table. Every group on the
+//! embedded log has type `Classic`.
+
+use super::{Opts, emit, java_split, pad};
+use crate::cli::{CliError, usage};
+use crate::local::LogDir;
+
+/// The states Kafka accepts in `--state` (its set order).
+const VALID_STATES: [&str; 7] = [
+    "PreparingRebalance",
+    "CompletingRebalance",
+    "Stable",
+    "Dead",
+    "Empty",
+    "Assigning",
+    "Reconciling",
+];
+
+/// The types Kafka accepts in `--type`.
+const VALID_TYPES: [&str; 2] = ["Classic", "Consumer"];
+
+/// The type of every group on the embedded log.
+const LOCAL_TYPE: &str = "Classic";
+
+pub(super) fn run(dir: &LogDir, o: &Opts) -> Result<(), CliError> {
+    let with_type = o.has("type");
+    let with_state = o.has("state");
+    let store = dir.groups();
+    if !with_type && !with_state {
+        let mut text = String::new();
+        for group in store.list()? {
+            text.push_str(&group);
+            text.push('\n');
+        }
+        return emit(&text);
+    }
+    let types = parse_filter(o.value("type"), &VALID_TYPES, "types", "types")?;
+    let states = parse_filter(o.value("state"), &VALID_STATES, "state", "states")?;
+    let mut rows = Vec::new();
+    for group in store.list()? {
+        let Some(d) = store.describe(&group)? else {
+            continue; // deleted since the listing
+        };
+        let state = d.state.name();
+        let type_ok = types.is_empty() || types.contains(&LOCAL_TYPE);
+        let state_ok = states.is_empty() || states.contains(&state);
+        if type_ok && state_ok {
+            rows.push((group, state));
+        }
+    }
+    emit(&table(&rows, with_type, with_state))
+}
+
+/// Parses a comma-separated, case-insensitive filter into canonical names; empty means none.
+fn parse_filter(
+    input: Option<&str>,
+    valid: &[&str],
+    what: &str,
+    plural: &str,
+) -> Result<Vec<&'static str>, CliError> {
+    let Some(input) = input.filter(|s| !s.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    let mut parsed = Vec::new();
+    for part in java_split(input, ',') {
+        let found = valid
+            .iter()
+            .find(|v| v.eq_ignore_ascii_case(part.trim()))
+            .and_then(|v| canonical(v));
+        match found {
+            Some(name) => parsed.push(name),
+            None => {
+                return usage(format!(
+                    "Invalid {what} list '{input}'. Valid {plural} are: {}",
+                    valid.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(parsed)
+}
+
+/// The `'static` spelling of a state or type name.
+fn canonical(name: &str) -> Option<&'static str> {
+    VALID_STATES
+        .iter()
+        .chain(VALID_TYPES.iter())
+        .find(|v| **v == name)
+        .copied()
+}
+
+/// Kafka's `printGroupInfo`: GROUP padded to max(15, longest) + 10, then ` %-20s` columns.
+fn table(rows: &[(String, &str)], with_type: bool, with_state: bool) -> String {
+    let width = rows.iter().map(|r| r.0.len().max(15)).max().unwrap_or(15) + 10;
+    let line = |group: &str, kind: &str, state: &str| {
+        let mut l = pad(group, width);
+        if with_type {
+            l.push(' ');
+            l.push_str(&pad(kind, 20));
+        }
+        if with_state {
+            l.push(' ');
+            l.push_str(&pad(state, 20));
+        }
+        l.push('\n');
+        l
+    };
+    let mut text = line("GROUP", "TYPE", "STATE");
+    for (group, state) in rows {
+        text.push_str(&line(group, LOCAL_TYPE, state));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_parse_like_kafka() {
+        assert_eq!(
+            parse_filter(Some("stable, EMPTY"), &VALID_STATES, "state", "states").unwrap(),
+            vec!["Stable", "Empty"]
+        );
+        assert!(
+            parse_filter(Some(""), &VALID_STATES, "state", "states")
+                .unwrap()
+                .is_empty()
+        );
+        let Err(CliError::Usage(msg)) =
+            parse_filter(Some("Stable,Bogus"), &VALID_STATES, "state", "states")
+        else {
+            panic!("expected a usage error")
+        };
+        assert_eq!(
+            msg,
+            "Invalid state list 'Stable,Bogus'. Valid states are: PreparingRebalance, CompletingRebalance, Stable, Dead, Empty, Assigning, Reconciling"
+        );
+        let Err(CliError::Usage(msg)) = parse_filter(Some("share"), &VALID_TYPES, "types", "types")
+        else {
+            panic!("expected a usage error")
+        };
+        assert_eq!(
+            msg,
+            "Invalid types list 'share'. Valid types are: Classic, Consumer"
+        );
+    }
+
+    #[test]
+    fn table_widths() {
+        let rows = vec![("my-group".to_string(), "Stable")];
+        let t = table(&rows, false, true);
+        assert_eq!(
+            t,
+            format!(
+                "{:<25} {:<20}\n{:<25} {:<20}\n",
+                "GROUP", "STATE", "my-group", "Stable"
+            )
+        );
+    }
+}

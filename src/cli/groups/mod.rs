@@ -1,0 +1,318 @@
+//! `kafka-consumer-groups` on the embedded log (Kafka's `ConsumerGroupCommand`): list, describe,
+//! delete and reset consumer groups, delete their offsets, validate a regex.
+//!
+//! - [`validate`]: Kafka's option checks, in its order, with its messages.
+//! - [`list`], [`describe`], [`reset`], [`delete`]: one module per action.
+//! - [`logs`]: partition counts and log start/end offsets, cached per run.
+//! - [`plan_file`]: the reset plan CSV (`--export`, `--from-file`).
+//! - [`time`]: `--to-datetime` and `--by-duration` parsing.
+//!
+//! Differences from Kafka: errors go to stderr after `Error: ` and exit 1 (Kafka prints them on
+//! stdout and exits 0); rows are sorted where Kafka prints hash-map order; warnings are on
+//! stderr.
+
+mod delete;
+mod describe;
+mod list;
+mod logs;
+mod plan_file;
+mod reset;
+mod time;
+mod validate;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::parser::ValueSource;
+use clap::{Arg, ArgAction, ArgMatches, Command};
+
+use super::{CliError, connection_args, open_backend, properties, run_tool};
+use crate::backend::{Backend, BackendError};
+use crate::local::LogDir;
+
+/// The one-line description Kafka prints with its usage.
+const ABOUT: &str = "This tool helps to list all consumer groups, describe a consumer group, delete consumer group info, or reset consumer group offsets.";
+
+/// The actions, exactly one of which must be given.
+const ACTIONS: [&str; 6] = [
+    "list",
+    "describe",
+    "delete",
+    "reset-offsets",
+    "delete-offsets",
+    "validate-regex",
+];
+
+/// The reset scenarios, in Kafka's order; at most one may be given.
+const SCENARIOS: [&str; 8] = [
+    "to-offset",
+    "to-datetime",
+    "by-duration",
+    "to-earliest",
+    "to-latest",
+    "to-current",
+    "shift-by",
+    "from-file",
+];
+
+fn flag(name: &'static str, help: &'static str, heading: &'static str) -> Arg {
+    Arg::new(name)
+        .long(name)
+        .action(ArgAction::Count)
+        .help(help)
+        .help_heading(heading)
+}
+
+fn value(name: &'static str, value_name: &'static str, help: &'static str) -> Arg {
+    Arg::new(name)
+        .long(name)
+        .value_name(value_name)
+        .help(help)
+        .help_heading("Options")
+}
+
+fn actions(cmd: Command) -> Command {
+    cmd.arg(flag("list", "List all consumer groups.", "Actions"))
+        .arg(flag("describe", "Describe consumer group and list offset lag (number of messages not yet processed) related to given group.", "Actions"))
+        .arg(flag("delete", "Pass in groups to delete topic partition offsets and ownership information over the entire consumer group.", "Actions"))
+        .arg(flag("reset-offsets", "Reset offsets of consumer group. Supports one consumer group at the time, and instances should be inactive. Dry run by default; add --execute to apply.", "Actions"))
+        .arg(flag("delete-offsets", "Delete offsets of consumer group. Supports one consumer group at the time, and multiple topics.", "Actions"))
+        .arg(
+            value("validate-regex", "regex", "Validate that the syntax of the provided regular expression is valid (Rust regex syntax on kafkit).")
+                .help_heading("Actions")
+                .allow_hyphen_values(true),
+        )
+}
+
+fn selection(cmd: Command) -> Command {
+    cmd.arg(
+        value("group", "consumer group", "The consumer group we wish to act on (repeatable).")
+            .action(ArgAction::Append),
+    )
+    .arg(flag("all-groups", "Apply to all consumer groups.", "Options"))
+    .arg(
+        value("topic", "topic", "The topic whose consumer group information should be deleted or included in the reset offset process: 'topic' or 'topic:0,1,2' (repeatable).")
+            .action(ArgAction::Append),
+    )
+    .arg(flag("all-topics", "Consider all topics assigned to a group in the reset-offsets process.", "Options"))
+    .arg(
+        value("timeout", "timeout (ms)", "The timeout that can be set for some use cases (ignored on the embedded log).")
+            .value_parser(clap::value_parser!(i64))
+            .allow_negative_numbers(true),
+    )
+}
+
+fn views(cmd: Command) -> Command {
+    cmd.arg(flag("members", "Describe members of the group.", "Describe"))
+        .arg(flag("offsets", "Describe the group and list all topic partitions in the group along with their offset information (the default).", "Describe"))
+        .arg(
+            value("state", "String", "With --describe: the state of the group. With --list: list with states, optionally only these (comma-separated, e.g. Stable,Empty).")
+                .help_heading("Describe")
+                .num_args(0..=1),
+        )
+        .arg(flag("verbose", "Provide additional information, if any, when describing the group.", "Describe"))
+        .arg(
+            value("type", "String", "With --list: list with types, optionally only these (comma-separated: classic, consumer).")
+                .help_heading("Describe")
+                .num_args(0..=1),
+        )
+}
+
+fn reset_options(cmd: Command) -> Command {
+    cmd.arg(flag("dry-run", "Only show results without executing changes on consumer groups (the default).", "Reset"))
+        .arg(flag("execute", "Execute the operation.", "Reset"))
+        .arg(flag("export", "Export the operation result to CSV format.", "Reset"))
+        .arg(
+            value("to-offset", "Long: offset", "Reset offsets to a specific offset.")
+                .help_heading("Reset")
+                .value_parser(clap::value_parser!(i64))
+                .allow_negative_numbers(true),
+        )
+        .arg(flag("to-earliest", "Reset offsets to earliest offset.", "Reset"))
+        .arg(flag("to-latest", "Reset offsets to latest offset.", "Reset"))
+        .arg(flag("to-current", "Reset offsets to current offset.", "Reset"))
+        .arg(
+            value("shift-by", "Long: number-of-offsets", "Reset offsets shifting current offset by 'n', where 'n' can be positive or negative.")
+                .help_heading("Reset")
+                .value_parser(clap::value_parser!(i64))
+                .allow_negative_numbers(true),
+        )
+        .arg(
+            value("to-datetime", "datetime", "Reset offsets to offset from datetime. Format: 'YYYY-MM-DDThh:mm:ss.sss' with an optional zone (Z, +hh, +hhmm, +hh:mm); UTC if none.")
+                .help_heading("Reset"),
+        )
+        .arg(
+            value("by-duration", "duration", "Reset offsets to offset by duration from current timestamp. Format: 'PnDTnHnMnS'.")
+                .help_heading("Reset")
+                .allow_hyphen_values(true),
+        )
+        .arg(
+            value("from-file", "path to CSV file", "Reset offsets to values defined in CSV file.")
+                .help_heading("Reset"),
+        )
+}
+
+/// The clap definition of `kafka-consumer-groups`.
+pub fn command() -> Command {
+    let cmd = Command::new("kafka-consumer-groups").about(ABOUT);
+    let cmd = reset_options(views(selection(actions(cmd))));
+    connection_args(
+        cmd.arg(
+            Arg::new("command-config")
+                .long("command-config")
+                .value_name("command config property file")
+                .help("Property file containing configs to be passed to Admin Client.")
+                .help_heading("Connection"),
+        ),
+    )
+}
+
+/// Entry point of the `kafka-consumer-groups` binary.
+pub fn main() -> ExitCode {
+    run_tool(command(), "Error: ", run)
+}
+
+/// The parsed command line, with jopt-simple's notion of "given".
+pub(crate) struct Opts<'a> {
+    m: &'a ArgMatches,
+}
+
+impl<'a> Opts<'a> {
+    /// Whether the option was given on the command line.
+    fn has(&self, id: &str) -> bool {
+        self.m.value_source(id) == Some(ValueSource::CommandLine)
+    }
+
+    /// The value of a single-valued string option.
+    fn value(&self, id: &str) -> Option<&'a str> {
+        self.m.get_one::<String>(id).map(String::as_str)
+    }
+
+    /// Every value of a repeatable option, in order.
+    fn values(&self, id: &str) -> Vec<&'a str> {
+        self.m
+            .get_many::<String>(id)
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect()
+    }
+
+    fn long(&self, id: &str) -> Option<i64> {
+        self.m.get_one::<i64>(id).copied()
+    }
+
+    /// `--group` values as given (their count decides the CSV shape, as in Kafka).
+    fn groups(&self) -> Vec<&'a str> {
+        self.values("group")
+    }
+
+    /// Whether this is a dry run (the default unless `--execute`).
+    fn dry_run(&self) -> bool {
+        self.has("dry-run") || !self.has("execute")
+    }
+}
+
+fn run(m: &ArgMatches) -> Result<(), CliError> {
+    let o = Opts { m };
+    let action = validate::check(&o)?;
+    if action == "validate-regex" {
+        return validate_regex(o.value("validate-regex").unwrap_or(""));
+    }
+    let command_config = match o.value("command-config") {
+        Some(path) => Some(properties::load_file(path.as_ref())?),
+        None => None,
+    };
+    let dir = match open_backend(m, command_config.as_ref())? {
+        Backend::Local(dir) => dir,
+        Backend::Remote(_) => {
+            return Err(
+                BackendError::RemoteUnsupported("kafka-consumer-groups".to_string()).into(),
+            );
+        }
+    };
+    dispatch(&dir, &o, action)
+}
+
+fn dispatch(dir: &LogDir, o: &Opts, action: &str) -> Result<(), CliError> {
+    match action {
+        "list" => list::run(dir, o),
+        "describe" => describe::run(dir, o),
+        "delete" => delete::delete_groups(dir, o),
+        "delete-offsets" => delete::delete_offsets(dir, o),
+        _ => reset::run(dir, o),
+    }
+}
+
+/// `--validate-regex`: Kafka compiles with `java.util.regex`; kafkit with Rust's `regex` crate.
+/// An invalid pattern is an error (exit 1; Kafka exits 0).
+fn validate_regex(pattern: &str) -> Result<(), CliError> {
+    match regex::Regex::new(pattern) {
+        Ok(_) => emit(&format!("The regular expression `{pattern}` is valid.\n")),
+        Err(e) => {
+            let text = e.to_string();
+            let why = text
+                .lines()
+                .last()
+                .unwrap_or("")
+                .trim()
+                .trim_start_matches("error: ");
+            Err(anyhow::anyhow!("The regular expression `{pattern}` is invalid: {why}.").into())
+        }
+    }
+}
+
+/// Writes results to stdout in one go; a closed pipe (`| head`) is not an error.
+fn emit(text: &str) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(anyhow::Error::from(e)
+            .context("cannot write to stdout")
+            .into()),
+        _ => Ok(()),
+    }
+}
+
+/// Kafka's generic runtime failure: `Executing consumer group command failed due to <msg>`.
+fn failed(msg: impl std::fmt::Display) -> CliError {
+    CliError::Runtime(anyhow::anyhow!(
+        "Executing consumer group command failed due to {msg}"
+    ))
+}
+
+/// Java's `String.split(regex)` for a single-char separator: trailing empty parts are dropped.
+fn java_split(text: &str, sep: char) -> Vec<&str> {
+    let mut parts: Vec<&str> = text.split(sep).collect();
+    while parts.len() > 1 && parts.last() == Some(&"") {
+        parts.pop();
+    }
+    if parts == [""] && !text.is_empty() {
+        parts.clear();
+    }
+    parts
+}
+
+/// Left-justifies `s` in `width` columns (Java's `%-Ns`).
+fn pad(s: &str, width: usize) -> String {
+    format!("{s:<width$}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn java_split_drops_trailing_empties() {
+        assert_eq!(java_split("t:", ':'), vec!["t"]);
+        assert_eq!(java_split("t:0", ':'), vec!["t", "0"]);
+        assert_eq!(java_split(":0", ':'), vec!["", "0"]);
+        assert_eq!(java_split("0,1,,", ','), vec!["0", "1"]);
+        assert_eq!(java_split("", ','), vec![""]);
+        assert_eq!(java_split(",,", ','), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn command_is_valid() {
+        command().debug_assert();
+    }
+}

@@ -1,0 +1,409 @@
+//! `--reset-offsets`: scopes (`--all-topics`, `--topic t`, `--topic t:0,2`, or the plan file),
+//! the eight scenarios with Kafka's clamping and warnings, dry run or `--execute`, and the
+//! NEW-OFFSET table or `--export` CSV.
+//!
+//! Unlike Kafka, which resets group after group, every group's plan is computed and checked
+//! first: any error (an active group, a missing partition, a bad date or CSV line) changes no
+//! committed offset. Rows are sorted by group, topic and partition (Kafka: hash-map order).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::logs::{Logs, Tp, tp_name};
+use super::plan_file::{self, Plans};
+use super::time::{millis_before_now, parse_datetime, parse_duration};
+use super::{Opts, SCENARIOS, emit, failed, java_split, pad};
+use crate::cli::{CliError, usage};
+use crate::local::LogDir;
+use crate::local::group::{CommittedOffset, GroupState, TopicPartition};
+
+/// A group's committed offsets.
+type Committed = BTreeMap<TopicPartition, CommittedOffset>;
+
+/// Kafka's message for a topic (without partitions) that does not exist.
+const UNKNOWN_TOPIC: &str = "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this topic-partition.";
+
+pub(super) fn run(dir: &LogDir, o: &Opts) -> Result<(), CliError> {
+    let store = dir.groups();
+    let ids: BTreeSet<String> = if o.has("all-groups") {
+        store.list()?.into_iter().collect()
+    } else {
+        o.groups().into_iter().map(str::to_string).collect()
+    };
+    let mut planner = Planner {
+        o,
+        logs: Logs::new(dir),
+        file: None,
+    };
+    let mut plans = Plans::new();
+    let mut errors = Vec::new();
+    for id in ids {
+        let described = store.describe(&id)?;
+        let state = described.as_ref().map_or(GroupState::Dead, |d| d.state);
+        if !matches!(state, GroupState::Empty | GroupState::Dead) {
+            errors.push(format!(
+                "Assignments can only be reset if the group '{id}' is inactive, but the current state is {state}."
+            ));
+            continue;
+        }
+        let committed = described.map(|d| d.offsets).unwrap_or_default();
+        match planner.plan(&id, &committed)? {
+            Some(plan) => {
+                plans.insert(id, plan);
+            }
+            None => errors.push(format!("No reset plan for group {id} found")),
+        }
+    }
+    if let Some(last) = errors.pop() {
+        for e in errors {
+            eprintln!("Error: {e}");
+        }
+        return Err(anyhow::anyhow!(last).into());
+    }
+    if !o.dry_run() {
+        execute(dir, &plans)?;
+    }
+    if o.has("export") {
+        emit(&format!(
+            "{}\n",
+            plan_file::export(&plans, o.groups().len() == 1)
+        ))
+    } else {
+        emit(&table(&plans))
+    }
+}
+
+/// Writes each group's plan (the store refuses a group that gained live members meanwhile).
+fn execute(dir: &LogDir, plans: &Plans) -> Result<(), CliError> {
+    let store = dir.groups();
+    for (group, plan) in plans {
+        if plan.is_empty() {
+            continue;
+        }
+        let offsets: BTreeMap<TopicPartition, i64> = plan
+            .iter()
+            .map(|((t, p), o)| ((t.clone(), *p as u32), *o))
+            .collect();
+        store.reset_offsets(group, &offsets)?;
+    }
+    Ok(())
+}
+
+/// Kafka's `printOffsetsToReset`: `%n%-Gs %-Ts %-10s %s`, then a final newline.
+fn table(plans: &Plans) -> String {
+    let gw = plans.keys().map(String::len).max().unwrap_or(0).max(15);
+    let tw = plans
+        .values()
+        .flat_map(|p| p.keys().map(|(t, _)| t.len()))
+        .max()
+        .unwrap_or(0)
+        .max(15);
+    let line = |g: &str, t: &str, p: &str, o: &str| {
+        format!("\n{} {} {} {o}", pad(g, gw), pad(t, tw), pad(p, 10))
+    };
+    let mut text = String::new();
+    if !plans.is_empty() {
+        text.push_str(&line("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"));
+    }
+    for (group, plan) in plans {
+        for ((topic, partition), offset) in plan {
+            text.push_str(&line(
+                group,
+                topic,
+                &partition.to_string(),
+                &offset.to_string(),
+            ));
+        }
+    }
+    text.push('\n');
+    text
+}
+
+/// A `--topic` value: `t` or `t:0,2`.
+pub(super) enum TopicArg {
+    Whole(String),
+    Partitions(Vec<Tp>),
+}
+
+/// Parses a `--topic` value with Kafka's messages (usage errors).
+pub(super) fn parse_topic_arg(arg: &str) -> Result<TopicArg, CliError> {
+    if !arg.contains(':') {
+        return Ok(TopicArg::Whole(arg.to_string()));
+    }
+    let parts = java_split(arg, ':');
+    let [topic, partitions] = parts.as_slice() else {
+        return usage(format!(
+            "Invalid topic arg '{arg}', expected topic name and partitions"
+        ));
+    };
+    java_split(partitions, ',')
+        .into_iter()
+        .map(|p| match p.parse::<i32>() {
+            Ok(n) => Ok((topic.to_string(), i64::from(n))),
+            Err(_) => usage(format!(
+                "Invalid partition '{p}' specified in topic arg '{arg}''"
+            )),
+        })
+        .collect::<Result<_, _>>()
+        .map(TopicArg::Partitions)
+}
+
+/// Kafka's `The partitions "t-5,t-6" do not exist` unless every partition exists.
+fn require_existing(logs: &mut Logs, tps: &BTreeSet<Tp>) -> Result<(), CliError> {
+    let mut missing = Vec::new();
+    for tp in tps {
+        if !logs.exists(tp)? {
+            missing.push(tp_name(tp));
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(failed(format!(
+        "The partitions \"{}\" do not exist",
+        missing.join(",")
+    )))
+}
+
+fn committed_offset(committed: &Committed, tp: &Tp) -> Option<i64> {
+    let p = u32::try_from(tp.1).ok()?;
+    committed.get(&(tp.0.clone(), p)).map(|c| c.offset)
+}
+
+/// Computes new offsets for one group at a time; caches the plan file.
+struct Planner<'a, 'o> {
+    o: &'o Opts<'o>,
+    logs: Logs<'a>,
+    file: Option<Plans>,
+}
+
+impl Planner<'_, '_> {
+    /// The group's new offsets; `None` if `--from-file` has no rows for it.
+    fn plan(
+        &mut self,
+        group: &str,
+        committed: &Committed,
+    ) -> Result<Option<BTreeMap<Tp, i64>>, CliError> {
+        let scope = self.scope(committed)?;
+        require_existing(&mut self.logs, &scope)?;
+        let o = self.o;
+        let mut plan = BTreeMap::new();
+        if let Some(n) = o.long("to-offset") {
+            for tp in scope {
+                let v = self.clamp(&tp, n)?;
+                plan.insert(tp, v);
+            }
+        } else if o.has("to-earliest") || o.has("to-latest") {
+            let earliest = o.has("to-earliest");
+            for tp in scope {
+                let v = self.bound(&tp, earliest)?;
+                plan.insert(tp, v);
+            }
+        } else if let Some(n) = o.long("shift-by") {
+            for tp in scope {
+                let Some(current) = committed_offset(committed, &tp) else {
+                    return usage(format!(
+                        "Cannot shift offset for partition {} since there is no current committed offset",
+                        tp_name(&tp)
+                    ));
+                };
+                let v = self.clamp(&tp, current.saturating_add(n))?;
+                plan.insert(tp, v);
+            }
+        } else if let Some(ts) = self.timestamp()? {
+            for tp in scope {
+                let v = self.offset_for_time(&tp, ts)?;
+                plan.insert(tp, v);
+            }
+        } else if o.has("from-file") {
+            return self.plan_from_file(group);
+        } else if o.has("to-current") {
+            for tp in scope {
+                let v = match committed_offset(committed, &tp) {
+                    Some(c) => c,
+                    None => self.bound(&tp, false)?,
+                };
+                plan.insert(tp, v);
+            }
+        } else {
+            let list: Vec<String> = SCENARIOS.iter().map(|s| format!("[{s}]")).collect();
+            return usage(format!(
+                "Option '[reset-offsets]' requires one of the following scenarios: [{}]",
+                list.join(", ")
+            ));
+        }
+        Ok(Some(plan))
+    }
+
+    /// The partitions to reset: `--all-topics` (the committed ones), `--topic`, or none with
+    /// `--from-file`.
+    fn scope(&mut self, committed: &Committed) -> Result<BTreeSet<Tp>, CliError> {
+        let o = self.o;
+        if o.has("all-topics") {
+            return Ok(committed
+                .keys()
+                .map(|(t, p)| (t.clone(), i64::from(*p)))
+                .collect());
+        }
+        if !o.has("topic") {
+            if o.has("from-file") {
+                return Ok(BTreeSet::new());
+            }
+            return usage("One of the reset scopes should be defined: --all-topics, --topic.");
+        }
+        let mut scope = BTreeSet::new();
+        for arg in o.values("topic") {
+            match parse_topic_arg(arg)? {
+                TopicArg::Partitions(tps) => scope.extend(tps),
+                TopicArg::Whole(topic) => {
+                    let Some(n) = self.logs.partitions(&topic)? else {
+                        return Err(failed(format!("{UNKNOWN_TOPIC} (--topic {topic})")));
+                    };
+                    scope.extend((0..i64::from(n)).map(|p| (topic.clone(), p)));
+                }
+            }
+        }
+        Ok(scope)
+    }
+
+    /// The log start (`earliest`) or end, with Kafka's usage error if it cannot be found.
+    fn bound(&mut self, tp: &Tp, earliest: bool) -> Result<i64, CliError> {
+        let v = if earliest {
+            self.logs.start(tp)?
+        } else {
+            self.logs.end(tp)?
+        };
+        let which = if earliest { "starting" } else { "ending" };
+        v.map_or_else(
+            || {
+                usage(format!(
+                    "Error getting {which} offset of topic partition: {}",
+                    tp_name(tp)
+                ))
+            },
+            Ok,
+        )
+    }
+
+    /// Kafka's `checkOffsetsRange`: `n` clamped into [log start, log end], with its warnings.
+    fn clamp(&mut self, tp: &Tp, n: i64) -> Result<i64, CliError> {
+        let end = self.bound(tp, false)?;
+        if n > end {
+            eprintln!(
+                "WARN: New offset ({n}) is higher than latest offset for topic partition {}. Value will be set to {end}",
+                tp_name(tp)
+            );
+            return Ok(end);
+        }
+        let start = self.bound(tp, true)?;
+        if n < start {
+            eprintln!(
+                "WARN: New offset ({n}) is lower than earliest offset for topic partition {}. Value will be set to {start}",
+                tp_name(tp)
+            );
+            return Ok(start);
+        }
+        Ok(n)
+    }
+
+    /// The target time of `--to-datetime` or `--by-duration`, if one of them is given.
+    fn timestamp(&self) -> Result<Option<i64>, CliError> {
+        if let Some(text) = self.o.value("to-datetime") {
+            return parse_datetime(text).map(Some).map_err(failed);
+        }
+        if let Some(text) = self.o.value("by-duration") {
+            let nanos = parse_duration(text).map_err(failed)?;
+            return Ok(Some(millis_before_now(nanos)));
+        }
+        Ok(None)
+    }
+
+    /// The first offset at or after `ts`, else (with Kafka's warning) the log end.
+    fn offset_for_time(&mut self, tp: &Tp, ts: i64) -> Result<i64, CliError> {
+        if let Some(offset) = self.logs.offset_for_time(tp, ts)? {
+            return Ok(offset);
+        }
+        eprintln!(
+            "Warn: Partition {} from topic {} is empty. Falling back to latest known offset.",
+            tp.1, tp.0
+        );
+        self.bound(tp, false)
+    }
+
+    /// `--from-file`: the group's rows, checked to exist and clamped like `--to-offset`.
+    fn plan_from_file(&mut self, group: &str) -> Result<Option<BTreeMap<Tp, i64>>, CliError> {
+        let requested = match self.file_plans()?.get(group) {
+            Some(plan) => plan.clone(),
+            None => return Ok(None),
+        };
+        require_existing(&mut self.logs, &requested.keys().cloned().collect())?;
+        let mut plan = BTreeMap::new();
+        for (tp, n) in requested {
+            let v = self.clamp(&tp, n)?;
+            plan.insert(tp, v);
+        }
+        Ok(Some(plan))
+    }
+
+    fn file_plans(&mut self) -> Result<&Plans, CliError> {
+        if self.file.is_none() {
+            let path = self.o.value("from-file").unwrap_or_default();
+            let text = std::fs::read(path)
+                .map_err(|e| failed(format!("cannot read reset plan file {path}: {e}")))?;
+            let groups = self.o.groups();
+            let single = match groups.as_slice() {
+                [one] => Some(*one),
+                _ => None,
+            };
+            let plans = plan_file::parse(&String::from_utf8_lossy(&text), single)
+                .map_err(|why| failed(format!("bad reset plan file {path}: {why}")))?;
+            self.file = Some(plans);
+        }
+        Ok(self.file.get_or_insert_with(Plans::new))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage_msg(r: Result<TopicArg, CliError>) -> String {
+        match r {
+            Err(CliError::Usage(m)) => m,
+            _ => panic!("expected a usage error"),
+        }
+    }
+
+    #[test]
+    fn topic_args_parse_like_kafka() {
+        assert!(matches!(parse_topic_arg("t"), Ok(TopicArg::Whole(t)) if t == "t"));
+        let Ok(TopicArg::Partitions(tps)) = parse_topic_arg("t:0,2") else {
+            panic!()
+        };
+        assert_eq!(tps, vec![("t".to_string(), 0), ("t".to_string(), 2)]);
+        assert_eq!(
+            usage_msg(parse_topic_arg("t:")),
+            "Invalid topic arg 't:', expected topic name and partitions"
+        );
+        assert_eq!(
+            usage_msg(parse_topic_arg("t:0:1")),
+            "Invalid topic arg 't:0:1', expected topic name and partitions"
+        );
+        assert_eq!(
+            usage_msg(parse_topic_arg("t:x")),
+            "Invalid partition 'x' specified in topic arg 't:x''"
+        );
+    }
+
+    #[test]
+    fn table_is_kafkas() {
+        let plans = Plans::from([("g".to_string(), BTreeMap::from([(("t".to_string(), 0), 5)]))]);
+        assert_eq!(
+            table(&plans),
+            format!(
+                "\n{:<15} {:<15} {:<10} NEW-OFFSET\n{:<15} {:<15} {:<10} 5\n",
+                "GROUP", "TOPIC", "PARTITION", "g", "t", "0"
+            )
+        );
+        assert_eq!(table(&Plans::new()), "\n");
+    }
+}
