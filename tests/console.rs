@@ -853,3 +853,79 @@ fn topic_deleted_while_consuming_is_waited_for() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("Topic 'gone' was deleted"), "{stderr}");
 }
+
+#[test]
+fn time_bounded_reads() {
+    let k = Kafkit::new();
+    let now = std::time::SystemTime::now();
+    let ms = |ago_min: u64| {
+        (now - Duration::from_secs(ago_min * 60))
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    };
+    let input: String = [(180, "a"), (170, "b"), (120, "c"), (60, "d")]
+        .iter()
+        .map(|(ago, v)| format!("{{\"value\":\"{v}\",\"timestamp\":{}}}\n", ms(*ago)))
+        .collect();
+    k.produce(
+        "timed",
+        &["--input", "json", "--batch-size", "1"],
+        input.as_bytes(),
+    );
+    // --until-end stops by itself at the end it saw at start: no --timeout-ms or --max-messages.
+    let out = k.ok(
+        C,
+        &["--topic", "timed", "--from-time", "-150m", "--until-end"],
+        None,
+    );
+    assert_eq!(out, "c\nd\n");
+    let until = humantime::format_rfc3339_millis(now - Duration::from_secs(90 * 60)).to_string();
+    let out = k.ok(
+        C,
+        &[
+            "--topic",
+            "timed",
+            "--from-beginning",
+            "--until-time",
+            &until,
+        ],
+        None,
+    );
+    assert_eq!(out, "a\nb\nc\n");
+    let since = ms(175).to_string();
+    let out = k.ok(
+        C,
+        &["--topic", "timed", "--from-time", &since, "--until-end"],
+        None,
+    );
+    assert_eq!(out, "b\nc\nd\n");
+    // Nothing at or after the time: start at the end.
+    assert_eq!(
+        k.ok(
+            C,
+            &["--topic", "timed", "--from-time", "-1m", "--until-end"],
+            None
+        ),
+        ""
+    );
+    // A missing topic with --until-end ends at once.
+    assert_eq!(k.ok(C, &["--topic", "nothing", "--until-end"], None), "");
+    let err = k.fails(
+        C,
+        &["--topic", "timed", "--from-time", "yesterday"],
+        None,
+        2,
+    );
+    assert!(err.contains("--from-time 'yesterday'"), "{err}");
+    let err = k.fails(
+        C,
+        &["--topic", "timed", "--from-time", "-1h", "--from-beginning"],
+        None,
+        2,
+    );
+    assert!(
+        err.contains("--from-time can't be used with --from-beginning"),
+        "{err}"
+    );
+}

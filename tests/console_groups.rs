@@ -271,3 +271,91 @@ fn members_share_partitions_and_take_over_from_a_killed_member() {
     let total: i64 = committed(&k, "team").iter().map(|(_, _, o)| o).sum();
     assert_eq!(total, 80, "commits cover exactly the 80 printed records");
 }
+
+/// Sends a signal to a process.
+fn signal(child: &Child, sig: &str) {
+    StdCommand::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap();
+}
+
+#[test]
+fn three_members_split_then_a_hung_member_is_evicted() {
+    let k = Kafkit::new();
+    k.ok(
+        T,
+        &["--create", "--topic", "six", "--partitions", "6"],
+        None,
+    );
+    let args = [
+        "--topic",
+        "six",
+        "--group",
+        "trio",
+        "--from-beginning",
+        "--command-property",
+        "session.timeout.ms=2000",
+        "--command-property",
+        "heartbeat.interval.ms=300",
+        "--command-property",
+        "auto.commit.interval.ms=200",
+    ];
+    let members: Vec<Running> = (0..3)
+        .map(|_| {
+            let m = spawn_consumer(&k, &args);
+            std::thread::sleep(Duration::from_millis(200));
+            m
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    let input: String = (0..60).map(|i| format!("key-{i}\tv{i}\n")).collect();
+    k.produce(
+        "six",
+        &["--reader-property", "parse.key=true"],
+        input.as_bytes(),
+    );
+    let got: Vec<Vec<String>> = members
+        .iter()
+        .map(|m| m.drain(Duration::from_millis(1500)))
+        .collect();
+    assert!(
+        got.iter().all(|g| !g.is_empty()),
+        "every member gets partitions: {got:?}"
+    );
+    let mut all: Vec<&String> = got.iter().flatten().collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 60);
+    assert_eq!(
+        got.iter().map(Vec::len).sum::<usize>(),
+        60,
+        "nothing read twice"
+    );
+    // Stop (hang) the third member: after its session timeout the others take its partitions.
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&members[2].child, "-STOP");
+    std::thread::sleep(Duration::from_millis(3500));
+    let more: String = (60..120).map(|i| format!("key-{i}\tv{i}\n")).collect();
+    k.produce(
+        "six",
+        &["--reader-property", "parse.key=true"],
+        more.as_bytes(),
+    );
+    let a = members[0].drain(Duration::from_millis(2000));
+    let b = members[1].drain(Duration::from_millis(200));
+    let mut survivors: Vec<String> = a.into_iter().chain(b).collect();
+    survivors.sort();
+    let mut expected: Vec<String> = (60..120).map(|i| format!("v{i}")).collect();
+    expected.sort();
+    assert_eq!(
+        survivors, expected,
+        "the live members read every new record once"
+    );
+    for m in members {
+        signal(&m.child, "-KILL");
+        signal(&m.child, "-CONT");
+        let mut child = m.child;
+        child.wait().unwrap();
+    }
+}

@@ -7,21 +7,41 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::anyhow;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use regex::Regex;
 
 use super::formatter::{Formatter, FormatterKind};
+use super::json;
 use super::properties::{self, Properties};
 use super::signals::Interrupt;
 use super::{CliError, connection_args, open_backend, run_tool, usage};
 use crate::backend::{Backend, BackendError};
 use crate::local::group::{Member, MemberConfig, TopicPartition};
-use crate::local::{LocalError, LogDir, PartitionLog, topic_name};
+use crate::local::{LocalError, LogDir, PartitionLog, Snapshot, topic_name};
 use crate::record::{BatchHeader, BatchIter, for_each_record};
 
+/// Kafka's formatter classes, offered by completions.
+const FORMATTERS: &[&str] = &[
+    "org.apache.kafka.tools.consumer.DefaultMessageFormatter",
+    "org.apache.kafka.tools.consumer.LoggingMessageFormatter",
+    "org.apache.kafka.tools.consumer.NoOpMessageFormatter",
+];
+/// Kafka's deserializer classes, offered by completions.
+const DESERIALIZERS: &[&str] = &[
+    "org.apache.kafka.common.serialization.StringDeserializer",
+    "org.apache.kafka.common.serialization.LongDeserializer",
+    "org.apache.kafka.common.serialization.IntegerDeserializer",
+    "org.apache.kafka.common.serialization.ShortDeserializer",
+    "org.apache.kafka.common.serialization.DoubleDeserializer",
+    "org.apache.kafka.common.serialization.FloatDeserializer",
+    "org.apache.kafka.common.serialization.UUIDDeserializer",
+    "org.apache.kafka.common.serialization.ByteArrayDeserializer",
+    "org.apache.kafka.common.serialization.BytesDeserializer",
+    "org.apache.kafka.common.serialization.VoidDeserializer",
+];
 /// How long the consumer sleeps when every partition is caught up.
 const POLL_INTERVAL: Duration = Duration::from_millis(20);
 /// How often topic metadata is re-read (new partitions, new topics for `--include`).
@@ -44,23 +64,30 @@ pub fn command() -> Command {
         .arg(opt("topic", "topic", "The topic to consume on."))
         .arg(opt("include", "Java regex (String)", "Regular expression of the topics to consume (whole-name match)."))
         .arg(opt("partition", "Integer: partition", "The partition to consume from; starts at the end unless --offset or --from-beginning.").value_parser(clap::value_parser!(i32)).allow_negative_numbers(true))
-        .arg(opt("offset", "consume offset", "earliest, latest or a non-negative offset (with --partition) [default: latest].").allow_hyphen_values(true))
+        .arg(opt("offset", "consume offset", "earliest, latest or a non-negative offset (with --partition) [default: latest].").allow_hyphen_values(true).value_parser(super::Suggest(&["earliest", "latest"])))
         .arg(Arg::new("from-beginning").long("from-beginning").action(ArgAction::SetTrue).help("Start with the earliest message present in the log.").help_heading("Consumer"))
         .arg(opt("group", "consumer group id", "The consumer group id of the consumer."))
         .arg(opt("max-messages", "Integer: num_messages", "Exit after consuming this many messages.").value_parser(clap::value_parser!(i32)).allow_negative_numbers(true))
         .arg(opt("timeout-ms", "Integer: timeout_ms", "Exit if no message is available for consumption for this long.").value_parser(clap::value_parser!(i64)).allow_negative_numbers(true))
         .arg(Arg::new("skip-message-on-error").long("skip-message-on-error").action(ArgAction::SetTrue).help("Skip a message that cannot be formatted instead of stopping.").help_heading("Consumer"))
-        .arg(opt("formatter", "class", "DefaultMessageFormatter, LoggingMessageFormatter or NoOpMessageFormatter."))
+        .arg(opt("from-time", "time", "Start at the first record at or after this time: RFC 3339 (2026-11-30T12:00:00Z), relative (-1h, -30m, -2d) or epoch milliseconds.").allow_hyphen_values(true))
+        .arg(Arg::new("until-end").long("until-end").action(ArgAction::SetTrue).help("Stop once every partition reaches the end it had when the consumer started.").help_heading("Consumer"))
+        .arg(opt("until-time", "time", "Print records up to this time (same formats as --from-time), then stop.").allow_hyphen_values(true))
+        .arg(
+            opt("output", "format", "text (the formatter's output) or json (one lossless JSON object per record: topic, partition, offset, timestamp, timestampType, key, value, headers) [default: text].")
+                .value_parser(super::Suggest(&["text", "json"])),
+        )
+        .arg(opt("formatter", "class", "DefaultMessageFormatter, LoggingMessageFormatter or NoOpMessageFormatter.").value_parser(super::Suggest(FORMATTERS)))
         .arg(opt("formatter-property", "prop", "A formatter property key=value (repeatable).").action(ArgAction::Append))
         .arg(opt("property", "prop", "Deprecated: use --formatter-property.").action(ArgAction::Append))
         .arg(opt("formatter-config", "config file", "Formatter properties file."))
-        .arg(opt("key-deserializer", "deserializer for key", "Deserializer class for keys (formatter property key.deserializer)."))
-        .arg(opt("value-deserializer", "deserializer for values", "Deserializer class for values (formatter property value.deserializer)."))
+        .arg(opt("key-deserializer", "deserializer for key", "Deserializer class for keys (formatter property key.deserializer).").value_parser(super::Suggest(DESERIALIZERS)))
+        .arg(opt("value-deserializer", "deserializer for values", "Deserializer class for values (formatter property value.deserializer).").value_parser(super::Suggest(DESERIALIZERS)))
         .arg(opt("command-property", "consumer_prop", "A consumer property key=value (repeatable).").action(ArgAction::Append))
         .arg(opt("consumer-property", "consumer_prop", "Deprecated: use --command-property.").action(ArgAction::Append))
         .arg(opt("command-config", "config file", "Consumer properties file."))
         .arg(opt("consumer.config", "config file", "Deprecated: use --command-config."))
-        .arg(opt("isolation-level", "isolation level", "read_committed or read_uncommitted [default: read_uncommitted]."))
+        .arg(opt("isolation-level", "isolation level", "read_committed or read_uncommitted [default: read_uncommitted].").value_parser(super::Suggest(&["read_committed", "read_uncommitted"])))
         .arg(Arg::new("enable-systest-events").long("enable-systest-events").action(ArgAction::SetTrue).help("Print shutdown_complete when the consumer stops.").help_heading("Consumer"));
     connection_args(cmd)
 }
@@ -97,6 +124,14 @@ enum Start {
 }
 
 struct Options {
+    /// `--output json`: kafkit's JSON records instead of the formatter's text.
+    json: bool,
+    /// `--from-time`: start each partition at the first record at or after this time (ms).
+    from_time: Option<i64>,
+    /// `--until-end`: stop once every partition reaches the end it had when it was assigned.
+    until_end: bool,
+    /// `--until-time`: print records up to this time (ms), then stop.
+    until_time: Option<i64>,
     group: Option<GroupSettings>,
     subscription: Subscription,
     reset: Reset,
@@ -336,6 +371,29 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
         None => FormatterKind::Default,
     };
     let formatter = Formatter::new(kind, &fprops).map_err(CliError::Usage)?;
+    let parse = |name: &str| -> Result<Option<i64>, CliError> {
+        m.get_one::<String>(name)
+            .map(|v| parse_time(v).map_err(|e| CliError::Usage(format!("--{name} '{v}' {e}"))))
+            .transpose()
+    };
+    let from_time = parse("from-time")?;
+    let until_time = parse("until-time")?;
+    let until_end = m.get_flag("until-end");
+    if from_time.is_some() && (from_beginning || m.contains_id("offset")) {
+        return usage("Option --from-time can't be used with --from-beginning or --offset.");
+    }
+    if until_end && until_time.is_some() {
+        return usage("Options --until-end and --until-time cannot be specified together.");
+    }
+    let json = match m.get_one::<String>("output").map(String::as_str) {
+        None | Some("text") => false,
+        Some("json") => true,
+        Some(other) => {
+            return usage(format!(
+                "--output {other} is not supported by kafka-console-consumer; use text (the formatter) or json"
+            ));
+        }
+    };
     let max_messages = m.get_one::<i32>("max-messages").map(|n| (*n).max(0) as u64);
     let timeout = m
         .get_one::<i64>("timeout-ms")
@@ -343,6 +401,10 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
         .map(|t| Duration::from_millis(*t as u64));
     Ok((
         Options {
+            json,
+            from_time,
+            until_end,
+            until_time,
             group,
             subscription,
             reset,
@@ -384,6 +446,48 @@ struct Assigned {
     partition: u32,
     log: PartitionLog,
     position: i64,
+    /// `--until-end`: the partition's end when it was assigned.
+    end_target: i64,
+    /// `--until-time`: a record after the time was reached.
+    past_until: bool,
+    /// The position reached the partition's end in the last round.
+    caught_up: bool,
+}
+
+impl Assigned {
+    fn new(topic: String, partition: u32, log: PartitionLog, position: i64, end: i64) -> Self {
+        Assigned {
+            topic,
+            partition,
+            log,
+            position,
+            end_target: end,
+            past_until: false,
+            caught_up: position >= end,
+        }
+    }
+}
+
+/// Parses `--from-time`/`--until-time`: RFC 3339, a relative time (`-1h`), or epoch ms.
+fn parse_time(text: &str) -> Result<i64, String> {
+    let now = SystemTime::now();
+    let ms = |t: SystemTime| {
+        t.duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .map_err(|_| "is before 1970".to_string())
+    };
+    let text = text.trim();
+    if let Some(ago) = text.strip_prefix('-') {
+        let d = humantime::parse_duration(ago)
+            .map_err(|e| format!("is not a relative time: {e}; use e.g. -1h, -30m, -2d"))?;
+        return ms(now.checked_sub(d).ok_or("is too far in the past")?);
+    }
+    if let Ok(epoch) = text.parse::<i64>() {
+        return Ok(epoch);
+    }
+    humantime::parse_rfc3339_weak(text).map_err(|_| {
+        "is not a time: use RFC 3339 (2026-11-30T12:00:00Z), a relative time like -1h, or epoch milliseconds".to_string()
+    }).and_then(ms)
 }
 
 struct Consumer {
@@ -541,6 +645,34 @@ impl Consumer {
         }
     }
 
+    /// `--from-time`: the first offset at or after the time, or the end when there is none.
+    fn at_time(opts: &Options, log: &PartitionLog, snap: &Snapshot) -> Result<i64, CliError> {
+        let t = opts.from_time.expect("checked by the caller");
+        Ok(log
+            .offset_for_timestamp(snap, t)?
+            .unwrap_or(snap.log_end_offset))
+    }
+
+    /// `--until-end` / `--until-time`: whether every assigned partition is finished.
+    fn bounded_read_done(&self, opts: &Options) -> bool {
+        if !self.started {
+            return false;
+        }
+        if opts.until_end {
+            return self.assigned.iter().all(|a| a.position >= a.end_target);
+        }
+        if let Some(until) = opts.until_time {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64);
+            return self
+                .assigned
+                .iter()
+                .all(|a| a.past_until || (a.caught_up && now > until));
+        }
+        false
+    }
+
     /// Re-reads topic metadata: the subscription's topics and partition counts; without a
     /// group, assigns new topics and partitions. Warns once about a missing topic.
     fn refresh(&mut self, opts: &Options) -> Result<(), CliError> {
@@ -612,18 +744,15 @@ impl Consumer {
                 let snap = log.snapshot()?;
                 let (lo, hi) = (snap.log_start_offset, snap.log_end_offset);
                 let position = match start {
+                    _ if opts.from_time.is_some() => Self::at_time(opts, &log, &snap)?,
                     _ if self.started => lo,
                     Some(Start::Earliest) => lo,
                     Some(Start::Latest) => hi,
                     Some(Start::Offset(o)) if (lo..=hi).contains(&o) => o,
                     _ => self.default_start(opts, &tp, lo, hi),
                 };
-                self.assigned.push(Assigned {
-                    topic: topic.clone(),
-                    partition: p,
-                    log,
-                    position,
-                });
+                self.assigned
+                    .push(Assigned::new(topic.clone(), p, log, position, hi));
             }
         }
         self.subscription = subscription;
@@ -659,15 +788,12 @@ impl Consumer {
             let snap = log.snapshot()?;
             let (lo, hi) = (snap.log_start_offset, snap.log_end_offset);
             let position = match committed {
+                _ if opts.from_time.is_some() => Self::at_time(opts, &log, &snap)?,
                 Some(o) if (lo..=hi).contains(&o) => o,
                 _ => self.default_start(opts, &tp, lo, hi),
             };
-            self.assigned.push(Assigned {
-                topic: tp.0,
-                partition: tp.1,
-                log,
-                position,
-            });
+            self.assigned
+                .push(Assigned::new(tp.0, tp.1, log, position, hi));
         }
         Ok(())
     }
@@ -678,6 +804,9 @@ impl Consumer {
         let mut progress = false;
         let mut deleted: Option<String> = None;
         for a in &mut self.assigned {
+            if a.past_until {
+                continue;
+            }
             let snap = match a.log.snapshot() {
                 Ok(snap) => snap,
                 Err(_) if self.dir.topic(&a.topic)?.is_none() => {
@@ -693,7 +822,8 @@ impl Consumer {
                     Reset::Latest => snap.log_end_offset,
                 };
             }
-            if a.position >= snap.log_end_offset {
+            a.caught_up = a.position >= snap.log_end_offset;
+            if a.caught_up {
                 continue;
             }
             match a
@@ -717,20 +847,32 @@ impl Consumer {
                     continue;
                 }
                 let ts_type = header.timestamp_type();
+                let mut past_until = false;
                 let mut done = false;
                 let mut failure = None;
                 let position = &mut a.position;
                 let partition = a.partition as i32;
+                let topic = a.topic.as_str();
                 let out = &mut self.out;
                 let count = &mut self.count;
                 for_each_record(batch, &mut self.scratch, |r| {
-                    if done || r.offset < *position {
+                    if done || past_until || r.offset < *position {
+                        return Ok(());
+                    }
+                    if opts.until_time.is_some_and(|t| r.timestamp > t) {
+                        past_until = true;
                         return Ok(());
                     }
                     *count += 1;
                     *position = r.offset + 1;
                     progress = true;
-                    if let Err(e) = opts.formatter.format(partition, ts_type, &r, out) {
+                    let formatted = if opts.json {
+                        json::write_record(topic, partition, ts_type, &r, out);
+                        Ok(())
+                    } else {
+                        opts.formatter.format(partition, ts_type, &r, out)
+                    };
+                    if let Err(e) = formatted {
                         if opts.skip_errors {
                             eprintln!("ERROR Error processing message, skipping this message: {e}");
                         } else {
@@ -751,6 +893,10 @@ impl Consumer {
                     self.last_record = Instant::now();
                     return Ok((true, Some(Stop::Done)));
                 }
+                if past_until {
+                    a.past_until = true;
+                    break;
+                }
                 if a.position < header.next_offset() {
                     a.position = header.next_offset();
                 }
@@ -759,7 +905,7 @@ impl Consumer {
         if let Some(topic) = deleted {
             self.forget_topic(&topic);
         }
-        if opts.max_messages == Some(0) {
+        if opts.max_messages == Some(0) || self.bounded_read_done(opts) {
             return Ok((progress, Some(Stop::Done)));
         }
         if progress {

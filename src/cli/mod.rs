@@ -13,6 +13,7 @@
 pub mod consumer;
 pub mod formatter;
 pub mod groups;
+pub mod json;
 pub mod line_reader;
 pub mod producer;
 pub mod properties;
@@ -58,18 +59,9 @@ pub fn usage<T>(msg: impl Into<String>) -> Result<T, CliError> {
     Err(CliError::Usage(msg.into()))
 }
 
-/// Runs a tool: parses arguments with `cmd`, calls `run`, prints errors (runtime errors after
-/// the tool's `error_prefix`, as Kafka's tools print them) and picks the exit code.
-///
-/// `--version` prints the mirrored Kafka version and kafkit's own; with no arguments at all the
-/// help goes to stderr with a usage-error exit, as Kafka's tools do.
-pub fn run_tool(
-    cmd: clap::Command,
-    error_prefix: &str,
-    run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
-) -> ExitCode {
-    let mut cmd = cmd
-        .disable_version_flag(true)
+/// Adds the arguments every tool shares: `--version` (kafkit's own) and `--log-dir`.
+pub fn with_common_args(cmd: clap::Command) -> clap::Command {
+    cmd.disable_version_flag(true)
         .arg(
             clap::Arg::new("version")
                 .long("version")
@@ -86,7 +78,59 @@ pub fn run_tool(
                     "Embedded log directory [default: $KAFKIT_LOG_DIR, else $XDG_DATA_HOME/kafkit]",
                 )
                 .help_heading("Connection"),
-        );
+        )
+}
+
+/// A value parser that accepts any text (the tools validate it with Kafka's messages) but
+/// offers fixed choices to `--help`, shell completions and man pages.
+#[derive(Clone, Debug)]
+pub struct Suggest(pub &'static [&'static str]);
+
+impl clap::builder::TypedValueParser for Suggest {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        Ok(value.to_string_lossy().into_owned())
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            self.0.iter().map(|v| clap::builder::PossibleValue::new(*v)),
+        ))
+    }
+}
+
+/// The four tools' complete clap commands, for completions and man pages.
+pub fn tool_commands() -> Vec<clap::Command> {
+    [
+        topics::command(),
+        producer::command(),
+        consumer::command(),
+        groups::command(),
+    ]
+    .into_iter()
+    .map(with_common_args)
+    .collect()
+}
+
+/// Runs a tool: parses arguments with `cmd`, calls `run`, prints errors (runtime errors after
+/// the tool's `error_prefix`, as Kafka's tools print them) and picks the exit code.
+///
+/// `--version` prints the mirrored Kafka version and kafkit's own; with no arguments at all the
+/// help goes to stderr with a usage-error exit, as Kafka's tools do.
+pub fn run_tool(
+    cmd: clap::Command,
+    error_prefix: &str,
+    run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
+) -> ExitCode {
+    let mut cmd = with_common_args(cmd);
     let name = cmd.get_name().to_string();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args.len() <= 1 {

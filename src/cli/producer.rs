@@ -13,6 +13,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, anyhow};
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
+use super::json;
 use super::line_reader::LineReader;
 use super::properties::{self, Properties};
 use super::signals::Interrupt;
@@ -66,19 +67,24 @@ pub fn command() -> Command {
         .arg(
             opt("compression-codec", "compression-codec", "none, gzip, snappy, lz4 or zstd; without a value, gzip.")
                 .num_args(0..=1)
-                .default_missing_value("gzip"),
+                .default_missing_value("gzip")
+                .value_parser(super::Suggest(&["none", "gzip", "snappy", "lz4", "zstd"])),
         )
         .arg(num::<i32>("batch-size", "Bytes of records sent in one batch [default: 16384]."))
         .arg(num::<i32>("max-partition-memory-bytes", "Deprecated: use --batch-size."))
         .arg(num::<i32>("message-send-max-retries", "Retries before giving up on a send [default: 3]."))
         .arg(num::<i64>("retry-backoff-ms", "Wait before retrying a send [default: 100]."))
         .arg(num::<i64>("timeout", "Linger: the longest a record waits before it is sent, in ms [default: 1000]."))
-        .arg(opt("request-required-acks", "acks", "Acks required from the broker: -1/all, 0 or 1 [default: -1]."))
+        .arg(opt("request-required-acks", "acks", "Acks required from the broker: -1/all, 0 or 1 [default: -1].").value_parser(super::Suggest(&["all", "-1", "0", "1"])).allow_hyphen_values(true))
         .arg(num::<i32>("request-timeout-ms", "Request timeout in ms [default: 1500]."))
         .arg(num::<i64>("metadata-expiry-ms", "Metadata refresh period in ms [default: 300000]."))
         .arg(num::<i64>("max-block-ms", "Longest a send blocks in ms [default: 60000]."))
         .arg(num::<i64>("max-memory-bytes", "Producer buffer memory [default: 33554432]."))
         .arg(num::<i32>("socket-buffer-size", "Socket send buffer [default: 102400]."))
+        .arg(
+            opt("input", "format", "How lines are read: text (Kafka's LineMessageReader) or json (one kafkit JSON record per line, as kafka-console-consumer --output json writes them) [default: text].")
+                .value_parser(super::Suggest(&["text", "json"])),
+        )
         .arg(opt("line-reader", "reader_class", "The record reader class [default: org.apache.kafka.tools.LineMessageReader]."))
         .arg(opt("reader-property", "prop", "A LineMessageReader property key=value (repeatable).").action(ArgAction::Append))
         .arg(opt("property", "prop", "Deprecated: use --reader-property.").action(ArgAction::Append))
@@ -93,6 +99,15 @@ pub fn command() -> Command {
 /// Entry point of the `kafka-console-producer` binary.
 pub fn main() -> ExitCode {
     run_tool(command(), "", run)
+}
+
+/// How input lines are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Input {
+    /// Kafka's LineMessageReader.
+    Text,
+    /// kafkit's JSON record format (see [`super::json`]).
+    Json,
 }
 
 /// Settings that shape the local producer.
@@ -245,6 +260,15 @@ pub(crate) fn validate_bootstrap(servers: &str) -> Result<(), CliError> {
 
 fn run(m: &ArgMatches) -> Result<(), CliError> {
     let (settings, command, reader_props) = settings(m)?;
+    let input = match m.get_one::<String>("input").map(String::as_str) {
+        None | Some("text") => Input::Text,
+        Some("json") => Input::Json,
+        Some(other) => {
+            return usage(format!(
+                "--input {other} is not supported; use text (Kafka's line reader) or json"
+            ));
+        }
+    };
     let reader = LineReader::from_properties(&reader_props).map_err(|e| anyhow!(e))?;
     topic_name::validate(&settings.topic)
         .map_err(|e| anyhow!("Invalid topic '{}': {e}", settings.topic))?;
@@ -272,8 +296,41 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
                 // One timestamp per chunk: records read together share a millisecond anyway.
                 let now = now_ms();
                 let result = lines.feed(&chunk, eof, |number, line| {
-                    let parsed = reader.parse(line, number).map_err(|e| anyhow!(e))?;
-                    sink.add(&parsed, number, now)?;
+                    match input {
+                        Input::Text => {
+                            let parsed = reader.parse(line, number).map_err(|e| anyhow!(e))?;
+                            let headers: Vec<(&str, Option<&[u8]>)> = parsed
+                                .headers
+                                .iter()
+                                .map(|(k, v)| (k.as_ref(), *v))
+                                .collect();
+                            let record = Outgoing {
+                                key: parsed.key,
+                                value: parsed.value,
+                                headers: &headers,
+                                timestamp: now,
+                                partition: None,
+                            };
+                            sink.add(record, number)?;
+                        }
+                        Input::Json => {
+                            let r = json::parse_record(line)
+                                .map_err(|e| anyhow!("line {number}: {e}"))?;
+                            let headers: Vec<(&str, Option<&[u8]>)> = r
+                                .headers
+                                .iter()
+                                .map(|(k, v)| (k.as_str(), v.as_deref()))
+                                .collect();
+                            let record = Outgoing {
+                                key: r.key.as_deref(),
+                                value: r.value.as_deref(),
+                                headers: &headers,
+                                timestamp: r.timestamp.unwrap_or(now),
+                                partition: r.partition,
+                            };
+                            sink.add(record, number)?;
+                        }
+                    }
                     if settings.sync {
                         sink.flush()?;
                     }
@@ -414,6 +471,15 @@ fn strip_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
+/// One record to send, borrowed from the input line.
+struct Outgoing<'a> {
+    key: Option<&'a [u8]>,
+    value: Option<&'a [u8]>,
+    headers: &'a [(&'a str, Option<&'a [u8]>)],
+    timestamp: i64,
+    partition: Option<u32>,
+}
+
 /// Builds batches per partition and appends them to the embedded log.
 struct LocalSink {
     dir: LogDir,
@@ -483,25 +549,34 @@ impl LocalSink {
         Ok(self.meta.as_ref().expect("set above"))
     }
 
-    fn add(
-        &mut self,
-        line: &super::line_reader::ParsedLine<'_>,
-        number: u64,
-        now: i64,
-    ) -> anyhow::Result<()> {
-        self.topic()?;
+    /// Adds one record; `partition` and `timestamp` are chosen by the producer when absent.
+    fn add(&mut self, record: Outgoing<'_>, number: u64) -> anyhow::Result<()> {
+        let partitions = self.topic()?.partitions;
         let max = self.max_message_bytes;
-        let headers: Vec<(&str, Option<&[u8]>)> =
-            line.headers.iter().map(|(k, v)| (k.as_ref(), *v)).collect();
-        let size =
-            BatchBuilder::new(self.compression).record_size(now, line.key, line.value, &headers);
+        let Outgoing {
+            key,
+            value,
+            headers,
+            timestamp,
+            partition,
+        } = record;
+        let size = BatchBuilder::new(self.compression).record_size(timestamp, key, value, headers);
         if size + BATCH_OVERHEAD > max {
             return Err(anyhow!(
                 "line {number} is a record of {} bytes, larger than the topic's max.message.bytes ({max}); split the line or create the topic with a larger --config max.message.bytes",
                 size + BATCH_OVERHEAD
             ));
         }
-        let p = self.partitioner.partition(line.key, size) as usize;
+        let p = match partition {
+            Some(p) if p < partitions => p as usize,
+            Some(p) => {
+                return Err(anyhow!(
+                    "line {number} names partition {p}, but topic '{}' has {partitions} partition(s)",
+                    self.topic
+                ));
+            }
+            None => self.partitioner.partition(key, size) as usize,
+        };
         let builder = &mut self.builders[p];
         if !builder.is_empty() && builder.size() + size > self.batch_size.min(max) {
             let before = self.pending[p].len();
@@ -510,7 +585,7 @@ impl LocalSink {
         }
         let builder = &mut self.builders[p];
         let before = builder.size();
-        builder.append(now, line.key, line.value, &headers);
+        builder.append(timestamp, key, value, headers);
         self.pending_bytes += builder.size() - before;
         Ok(())
     }

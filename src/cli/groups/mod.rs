@@ -108,13 +108,23 @@ fn views(cmd: Command) -> Command {
         .arg(
             value("state", "String", "With --describe: the state of the group. With --list: list with states, optionally only these (comma-separated, e.g. Stable,Empty).")
                 .help_heading("Describe")
-                .num_args(0..=1),
+                .num_args(0..=1)
+                .value_parser(crate::cli::Suggest(&[
+                    "PreparingRebalance",
+                    "CompletingRebalance",
+                    "Stable",
+                    "Dead",
+                    "Empty",
+                    "Assigning",
+                    "Reconciling",
+                ])),
         )
         .arg(flag("verbose", "Provide additional information, if any, when describing the group.", "Describe"))
         .arg(
             value("type", "String", "With --list: list with types, optionally only these (comma-separated: classic, consumer).")
                 .help_heading("Describe")
-                .num_args(0..=1),
+                .num_args(0..=1)
+                .value_parser(crate::cli::Suggest(&["classic", "consumer"])),
         )
 }
 
