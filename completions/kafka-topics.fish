@@ -6,6 +6,9 @@ complete -c kafka-topics -l replica-assignment -d 'A list of manual partition-to
 complete -c kafka-topics -l config -d 'A topic configuration override for the topic being created (repeatable).' -r
 complete -c kafka-topics -l delete-config -d 'Deprecated and ignored since Kafka 4.0.' -r
 complete -c kafka-topics -l partition-size-limit-per-response -d 'The maximum partition size to be included in one DescribeTopicPartitions response.' -r
+complete -c kafka-topics -l output -d 'text (Kafka\'s output), json (one JSON document for scripts) or table (aligned, for people) [default: text]' -r -f -a "text\t''
+json\t''
+table\t''"
 complete -c kafka-topics -l command-config -d 'Property file containing configs to be passed to the admin client.' -r
 complete -c kafka-topics -l bootstrap-server -d 'Kafka cluster to connect to (omit to use the embedded log)' -r
 complete -c kafka-topics -l log-dir -d 'Embedded log directory [default: $KAFKIT_LOG_DIR, else $XDG_DATA_HOME/kafkit]' -r -F

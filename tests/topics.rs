@@ -449,3 +449,50 @@ fn admin_commands_apply_retention() {
     );
     assert_eq!(out, "Offset:2\tnew\n", "offsets continue after retention");
 }
+
+#[test]
+fn output_json_and_table() {
+    let k = Kafkit::new();
+    k.ok(
+        T,
+        &[
+            "--create",
+            "--topic",
+            "a",
+            "--partitions",
+            "2",
+            "--config",
+            "retention.ms=1000000",
+        ],
+        None,
+    );
+    k.ok(T, &["--create", "--topic", "b"], None);
+    let list: serde_json::Value =
+        serde_json::from_str(&k.ok(T, &["--list", "--output", "json"], None)).unwrap();
+    assert_eq!(list, serde_json::json!({"topics": ["a", "b"]}));
+    let desc: serde_json::Value =
+        serde_json::from_str(&k.ok(T, &["--describe", "--topic", "a", "--output", "json"], None))
+            .unwrap();
+    let a = &desc["topics"][0];
+    assert_eq!(a["name"], "a");
+    assert_eq!(a["topicId"].as_str().unwrap().len(), 22);
+    assert_eq!(a["partitionCount"], 2);
+    assert_eq!(a["replicationFactor"], 1);
+    assert_eq!(a["configs"], serde_json::json!({"retention.ms": "1000000"}));
+    assert_eq!(
+        a["partitions"][1],
+        serde_json::json!({"partition": 1, "leader": 0, "replicas": [0], "isr": [0], "elr": [], "lastKnownElr": []})
+    );
+    let table = k.ok(T, &["--describe", "--output", "table"], None);
+    assert!(
+        table.lines().next().unwrap().contains("TOPIC") && table.contains("retention.ms=1000000"),
+        "{table}"
+    );
+    assert_eq!(
+        table.lines().count(),
+        2 + 3,
+        "header, rule and one row per partition: {table}"
+    );
+    let err = k.fails(T, &["--list", "--output", "xml"], None, 2);
+    assert!(err.contains("--output xml"), "{err}");
+}

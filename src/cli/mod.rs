@@ -108,6 +108,48 @@ impl clap::builder::TypedValueParser for Suggest {
     }
 }
 
+/// `--output`: Kafka's text (default), one JSON document, or an aligned table for people.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    Table,
+}
+
+impl OutputFormat {
+    /// The `--output` argument.
+    pub fn arg() -> clap::Arg {
+        clap::Arg::new("output")
+            .long("output")
+            .value_name("format")
+            .help("text (Kafka's output), json (one JSON document for scripts) or table (aligned, for people) [default: text]")
+            .value_parser(Suggest(&["text", "json", "table"]))
+            .help_heading("Output")
+    }
+
+    /// The format `--output` selected; an unknown name is a usage error.
+    pub fn from_matches(m: &clap::ArgMatches) -> Result<OutputFormat, CliError> {
+        match m.get_one::<String>("output").map(String::as_str) {
+            None | Some("text") => Ok(OutputFormat::Text),
+            Some("json") => Ok(OutputFormat::Json),
+            Some("table") => Ok(OutputFormat::Table),
+            Some(other) => usage(format!(
+                "--output {other} is not supported; use text, json or table"
+            )),
+        }
+    }
+}
+
+/// A comfy-table for `--output table`: ASCII borders, no colors, sized to the content.
+pub fn new_table(header: &[&str]) -> comfy_table::Table {
+    let mut table = comfy_table::Table::new();
+    table
+        .load_style(comfy_table::presets::ASCII_MARKDOWN)
+        .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
+        .set_header(header.to_vec());
+    table
+}
+
 /// The four tools' complete clap commands, for completions and man pages.
 pub fn tool_commands() -> Vec<clap::Command> {
     [

@@ -10,7 +10,9 @@ use regex::Regex;
 
 mod remote;
 
-use super::{CliError, connection_args, open_backend, properties, run_tool, usage};
+use super::{
+    CliError, OutputFormat, connection_args, new_table, open_backend, properties, run_tool, usage,
+};
 use crate::backend::Backend;
 use crate::local::logdir::LOCAL_NODE_ID;
 use crate::local::{LocalError, LogDir, TopicMeta, topic_config, topic_name};
@@ -87,6 +89,7 @@ pub fn command() -> Command {
             value("partition-size-limit-per-response", "Integer", "The maximum partition size to be included in one DescribeTopicPartitions response.")
                 .value_parser(clap::value_parser!(i32)),
         )
+        .arg(OutputFormat::arg())
         .arg(
             Arg::new("command-config")
                 .long("command-config")
@@ -381,11 +384,41 @@ fn list(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliErr
         let pattern = topic_pattern(arg)?;
         names.retain(|n| pattern.is_match(n));
     }
-    writeln!(out, "{}", names.join("\n")).map_err(anyhow::Error::from)?;
+    write_names(&names, OutputFormat::from_matches(m)?, out)
+}
+
+/// Prints a topic list in the chosen format (Kafka's text: one name per line).
+pub(crate) fn write_names(
+    names: &[String],
+    format: OutputFormat,
+    out: &mut impl Write,
+) -> Result<(), CliError> {
+    let text = match format {
+        OutputFormat::Text => format!("{}\n", names.join("\n")),
+        OutputFormat::Json => format!("{}\n", serde_json::json!({ "topics": names })),
+        OutputFormat::Table => {
+            let mut table = new_table(&["TOPIC"]);
+            for n in names {
+                table.add_row(vec![n]);
+            }
+            format!("{table}\n")
+        }
+    };
+    out.write_all(text.as_bytes())
+        .map_err(anyhow::Error::from)?;
     Ok(())
 }
 
+/// What `--describe` shows of one topic after the filters.
+struct TopicView<'a> {
+    meta: &'a TopicMeta,
+    /// The summary line (no partition filter given).
+    summary: bool,
+    partitions: Vec<u32>,
+}
+
 fn describe(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliError> {
+    let format = OutputFormat::from_matches(m)?;
     let topics = matching_topics(dir, m)?;
     for t in &topics {
         dir.apply_retention(t)?;
@@ -395,48 +428,153 @@ fn describe(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), Cl
         .filter(|f| m.get_flag(f))
         .collect();
     let overrides_only = m.get_flag("topics-with-overrides");
-    let mut text = String::new();
+    let mut views = Vec::new();
     for t in &topics {
-        let configs = t
-            .configs
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(",");
         if overrides_only && t.configs.is_empty() {
-            continue;
-        }
-        if filters.is_empty() {
-            text.push_str(&format!(
-                "Topic: {}\tTopicId: {}\tPartitionCount: {}\tReplicationFactor: 1\tConfigs: {configs}\n",
-                t.name, t.id, t.partitions
-            ));
-        }
-        if overrides_only {
             continue;
         }
         let min_isr = topic_config::effective_i64(&t.configs, "min.insync.replicas");
         // Every local partition has its leader and one in-sync replica.
         let isr = 1;
-        let shown = filters.is_empty()
-            || filters.iter().any(|f| match *f {
-                "under-min-isr-partitions" => isr < min_isr,
-                "at-min-isr-partitions" => isr == min_isr,
-                _ => false,
-            });
-        if !shown {
-            continue;
+        let shown = !overrides_only
+            && (filters.is_empty()
+                || filters.iter().any(|f| match *f {
+                    "under-min-isr-partitions" => isr < min_isr,
+                    "at-min-isr-partitions" => isr == min_isr,
+                    _ => false,
+                }));
+        views.push(TopicView {
+            meta: t,
+            summary: filters.is_empty(),
+            partitions: if shown {
+                (0..t.partitions).collect()
+            } else {
+                Vec::new()
+            },
+        });
+    }
+    let text = match format {
+        OutputFormat::Text => describe_text(&views),
+        OutputFormat::Json => format!("{}\n", describe_json(&views)),
+        OutputFormat::Table => describe_table(&views),
+    };
+    out.write_all(text.as_bytes())
+        .map_err(anyhow::Error::from)?;
+    Ok(())
+}
+
+/// Kafka's describe text: a summary line per topic, then a line per partition.
+fn describe_text(views: &[TopicView<'_>]) -> String {
+    let mut text = String::new();
+    for v in views {
+        let t = v.meta;
+        if v.summary {
+            let configs = t
+                .configs
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(",");
+            text.push_str(&format!(
+                "Topic: {}\tTopicId: {}\tPartitionCount: {}\tReplicationFactor: 1\tConfigs: {configs}\n",
+                t.name, t.id, t.partitions
+            ));
         }
-        for p in 0..t.partitions {
+        for p in &v.partitions {
             text.push_str(&format!(
                 "\tTopic: {}\tPartition: {p}\tLeader: {LOCAL_NODE_ID}\tReplicas: {LOCAL_NODE_ID}\tIsr: {LOCAL_NODE_ID}\tElr: \tLastKnownElr: \n",
                 t.name
             ));
         }
     }
-    out.write_all(text.as_bytes())
-        .map_err(anyhow::Error::from)?;
-    Ok(())
+    text
+}
+
+/// `--output json`: `{"topics":[{name, topicId, partitionCount, replicationFactor, configs,
+/// partitions:[{partition, leader, replicas, isr, elr, lastKnownElr}]}]}`.
+fn describe_json(views: &[TopicView<'_>]) -> serde_json::Value {
+    let topics: Vec<serde_json::Value> = views
+        .iter()
+        .map(|v| {
+            let partitions: Vec<serde_json::Value> = v
+                .partitions
+                .iter()
+                .map(|p| {
+                    serde_json::json!({
+                        "partition": p,
+                        "leader": LOCAL_NODE_ID,
+                        "replicas": [LOCAL_NODE_ID],
+                        "isr": [LOCAL_NODE_ID],
+                        "elr": [],
+                        "lastKnownElr": [],
+                    })
+                })
+                .collect();
+            serde_json::json!({
+                "name": v.meta.name,
+                "topicId": v.meta.id,
+                "partitionCount": v.meta.partitions,
+                "replicationFactor": 1,
+                "configs": v.meta.configs,
+                "partitions": partitions,
+            })
+        })
+        .collect();
+    serde_json::json!({ "topics": topics })
+}
+
+/// `--output table`: one row per partition, with the topic's settings.
+fn describe_table(views: &[TopicView<'_>]) -> String {
+    let mut table = new_table(&[
+        "TOPIC",
+        "PARTITIONS",
+        "CONFIGS",
+        "PARTITION",
+        "LEADER",
+        "REPLICAS",
+        "ISR",
+    ]);
+    for v in views {
+        let t = v.meta;
+        let configs = t
+            .configs
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        if v.partitions.is_empty() {
+            table.add_row(vec![
+                t.name.clone(),
+                t.partitions.to_string(),
+                configs.clone(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
+        }
+        for (i, p) in v.partitions.iter().enumerate() {
+            let first = i == 0;
+            table.add_row(vec![
+                if first { t.name.clone() } else { String::new() },
+                if first {
+                    t.partitions.to_string()
+                } else {
+                    String::new()
+                },
+                if first {
+                    configs.clone()
+                } else {
+                    String::new()
+                },
+                p.to_string(),
+                LOCAL_NODE_ID.to_string(),
+                LOCAL_NODE_ID.to_string(),
+                LOCAL_NODE_ID.to_string(),
+            ]);
+        }
+    }
+    format!("{table}\n")
 }
 
 fn alter(dir: &LogDir, m: &ArgMatches) -> Result<(), CliError> {

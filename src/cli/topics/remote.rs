@@ -55,9 +55,8 @@ fn topic_names(cluster: &mut Cluster, m: &ArgMatches) -> Result<Vec<String>, Cli
 
 fn list(cluster: &mut Cluster, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliError> {
     let names = topic_names(cluster, m)?;
-    // One line per topic; with none, one empty line, as Java's `String.join("\n", ...)` prints.
-    writeln!(out, "{}", names.join("\n")).map_err(anyhow::Error::from)?;
-    Ok(())
+    // Text: one line per topic; with none, one empty line, as Java's `String.join` prints.
+    super::write_names(&names, crate::cli::OutputFormat::from_matches(m)?, out)
 }
 
 fn create(cluster: &mut Cluster, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliError> {
