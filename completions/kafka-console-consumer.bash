@@ -23,7 +23,7 @@ _kafka__console__consumer() {
 
     case "${cmd}" in
         kafka__console__consumer)
-            opts="-h --topic --include --partition --offset --from-beginning --group --max-messages --timeout-ms --skip-message-on-error --no-progress --from-time --until-end --until-time --output --formatter --formatter-property --property --formatter-config --key-deserializer --value-deserializer --command-property --consumer-property --command-config --consumer.config --isolation-level --enable-systest-events --bootstrap-server --version --log-dir --help"
+            opts="-h --topic --include --partition --offset --from-beginning --group --max-messages --timeout-ms --skip-message-on-error --no-progress --from-time --until-end --until-time --output --formatter --formatter-property --property --formatter-config --key-deserializer --value-deserializer --command-property --consumer-property --command-config --consumer.config --isolation-level --enable-systest-events --bootstrap-server --version --profile --log-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -114,6 +114,10 @@ _kafka__console__consumer() {
                     return 0
                     ;;
                 --bootstrap-server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -43,6 +43,7 @@ complete -c kafka-console-consumer -l consumer.config -d 'Deprecated: use --comm
 complete -c kafka-console-consumer -l isolation-level -d 'read_committed or read_uncommitted [default: read_uncommitted].' -r -f -a "read_committed\t''
 read_uncommitted\t''"
 complete -c kafka-console-consumer -l bootstrap-server -d 'Kafka cluster to connect to (omit to use the embedded log)' -r
+complete -c kafka-console-consumer -l profile -d 'A named cluster or log dir from ~/.config/kafkit/config.toml [env: KAFKIT_PROFILE]' -r
 complete -c kafka-console-consumer -l log-dir -d 'Embedded log directory [default: $KAFKIT_LOG_DIR, else $XDG_DATA_HOME/kafkit]' -r -F
 complete -c kafka-console-consumer -l from-beginning -d 'Start with the earliest message present in the log.'
 complete -c kafka-console-consumer -l skip-message-on-error -d 'Skip a message that cannot be formatted instead of stopping.'

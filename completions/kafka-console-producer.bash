@@ -23,7 +23,7 @@ _kafka__console__producer() {
 
     case "${cmd}" in
         kafka__console__producer)
-            opts="-h --topic --sync --compression-codec --batch-size --max-partition-memory-bytes --message-send-max-retries --retry-backoff-ms --timeout --request-required-acks --request-timeout-ms --metadata-expiry-ms --max-block-ms --max-memory-bytes --socket-buffer-size --no-progress --input --line-reader --reader-property --property --reader-config --command-property --producer-property --command-config --producer.config --bootstrap-server --version --log-dir --help"
+            opts="-h --topic --sync --compression-codec --batch-size --max-partition-memory-bytes --message-send-max-retries --retry-backoff-ms --timeout --request-required-acks --request-timeout-ms --metadata-expiry-ms --max-block-ms --max-memory-bytes --socket-buffer-size --no-progress --input --line-reader --reader-property --property --reader-config --command-property --producer-property --command-config --producer.config --bootstrap-server --version --profile --log-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -118,6 +118,10 @@ _kafka__console__producer() {
                     return 0
                     ;;
                 --bootstrap-server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

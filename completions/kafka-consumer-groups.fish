@@ -18,6 +18,7 @@ complete -c kafka-consumer-groups -l by-duration -d 'Reset offsets to offset by 
 complete -c kafka-consumer-groups -l from-file -d 'Reset offsets to values defined in CSV file.' -r
 complete -c kafka-consumer-groups -l command-config -d 'Property file containing configs to be passed to Admin Client.' -r
 complete -c kafka-consumer-groups -l bootstrap-server -d 'Kafka cluster to connect to (omit to use the embedded log)' -r
+complete -c kafka-consumer-groups -l profile -d 'A named cluster or log dir from ~/.config/kafkit/config.toml [env: KAFKIT_PROFILE]' -r
 complete -c kafka-consumer-groups -l log-dir -d 'Embedded log directory [default: $KAFKIT_LOG_DIR, else $XDG_DATA_HOME/kafkit]' -r -F
 complete -c kafka-consumer-groups -l list -d 'List all consumer groups.'
 complete -c kafka-consumer-groups -l describe -d 'Describe consumer group and list offset lag (number of messages not yet processed) related to given group.'

@@ -11,6 +11,7 @@ json\t''
 table\t''"
 complete -c kafka-topics -l command-config -d 'Property file containing configs to be passed to the admin client.' -r
 complete -c kafka-topics -l bootstrap-server -d 'Kafka cluster to connect to (omit to use the embedded log)' -r
+complete -c kafka-topics -l profile -d 'A named cluster or log dir from ~/.config/kafkit/config.toml [env: KAFKIT_PROFILE]' -r
 complete -c kafka-topics -l log-dir -d 'Embedded log directory [default: $KAFKIT_LOG_DIR, else $XDG_DATA_HOME/kafkit]' -r -F
 complete -c kafka-topics -l create -d 'Create a new topic.'
 complete -c kafka-topics -l list -d 'List all available topics.'

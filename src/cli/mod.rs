@@ -16,6 +16,7 @@ pub mod groups;
 pub mod json;
 pub mod line_reader;
 pub mod producer;
+pub mod profile;
 pub mod progress;
 pub mod properties;
 pub mod signals;
@@ -69,6 +70,13 @@ pub fn with_common_args(cmd: clap::Command) -> clap::Command {
                 .help("Print the Kafka version this tool mirrors and kafkit's version")
                 .action(clap::ArgAction::SetTrue)
                 .help_heading("Other"),
+        )
+        .arg(
+            clap::Arg::new("profile")
+                .long("profile")
+                .value_name("NAME")
+                .help("A named cluster or log dir from ~/.config/kafkit/config.toml [env: KAFKIT_PROFILE]")
+                .help_heading("Connection"),
         )
         .arg(
             clap::Arg::new("log-dir")
@@ -289,20 +297,33 @@ pub fn open_backend(
     m: &clap::ArgMatches,
     command_config: Option<&properties::Properties>,
 ) -> Result<crate::backend::Backend, CliError> {
+    // Explicit flags win over the command config, which wins over the profile.
+    let profile =
+        profile::selected(m.get_one::<String>("profile").map(String::as_str))?.unwrap_or_default();
+    let log_dir = m.get_one::<std::path::PathBuf>("log-dir");
     let servers = m
         .get_one::<String>("bootstrap-server")
         .cloned()
-        .or_else(|| command_config.and_then(|c| c.get("bootstrap.servers").cloned()));
-    let log_dir = m.get_one::<std::path::PathBuf>("log-dir");
+        .or_else(|| command_config.and_then(|c| c.get("bootstrap.servers").cloned()))
+        .or_else(|| {
+            // A --log-dir flag outranks a profile's cluster.
+            log_dir
+                .is_none()
+                .then(|| profile.bootstrap_servers.clone())
+                .flatten()
+        });
+    let log_dir = log_dir.cloned().or(profile.log_dir.clone());
     let mut config = crate::remote::ClientConfig::default();
     if servers.is_some() {
-        for (name, value) in command_config.into_iter().flatten() {
+        let mut props = profile.properties.clone();
+        props.extend(command_config.cloned().unwrap_or_default());
+        for (name, value) in &props {
             config.set(name, value).map_err(anyhow::Error::from)?;
         }
     }
     Ok(crate::backend::Backend::open_with(
         servers.as_deref(),
-        log_dir.map(|p| p.as_path()),
+        log_dir.as_deref(),
         config,
     )?)
 }
