@@ -1,4 +1,4 @@
-//! Picks where a tool's commands run: the embedded local log, or (later) a Kafka cluster.
+//! Picks where a tool's commands run: the embedded local log, or a Kafka cluster.
 //!
 //! `--bootstrap-server` (or `bootstrap.servers` in the command config) selects a cluster;
 //! otherwise the log directory is `--log-dir`, else `$KAFKIT_LOG_DIR`, else
@@ -7,20 +7,29 @@
 use std::path::{Path, PathBuf};
 
 use crate::local::{LocalError, LogDir};
+use crate::remote::{ClientConfig, Cluster, RemoteError};
 
 /// Where the commands run.
 #[derive(Debug)]
 pub enum Backend {
+    /// The embedded log in a directory.
     Local(LogDir),
+    /// A Kafka cluster, connected to one of its bootstrap servers. Boxed: the client with its
+    /// runtime is far larger than a log dir handle.
+    Remote(Box<Cluster>),
 }
 
 /// Why no backend could be opened.
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
+    /// A command that works on the embedded log but not yet against a cluster; the text names
+    /// the command, e.g. `kafka-topics --describe`.
     #[error(
-        "connecting to a Kafka cluster (--bootstrap-server {0}) is not supported by this kafkit version yet; omit --bootstrap-server to use the embedded log"
+        "{0} against a Kafka cluster (--bootstrap-server) is not supported by this kafkit version yet; omit --bootstrap-server to use the embedded log"
     )]
     RemoteUnsupported(String),
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
     #[error(transparent)]
     Local(#[from] LocalError),
     #[error(
@@ -42,13 +51,25 @@ pub fn default_log_dir() -> Option<PathBuf> {
 }
 
 impl Backend {
-    /// Opens the backend chosen by the connection options.
+    /// Opens the backend chosen by the connection options, with default client settings.
     pub fn open(
         bootstrap_servers: Option<&str>,
         log_dir: Option<&Path>,
     ) -> Result<Backend, BackendError> {
+        Backend::open_with(bootstrap_servers, log_dir, ClientConfig::default())
+    }
+
+    /// Opens the backend chosen by the connection options; with bootstrap servers, connects to
+    /// the first that answers, using `config` (from the tool's client properties).
+    pub fn open_with(
+        bootstrap_servers: Option<&str>,
+        log_dir: Option<&Path>,
+        config: ClientConfig,
+    ) -> Result<Backend, BackendError> {
         if let Some(servers) = bootstrap_servers {
-            return Err(BackendError::RemoteUnsupported(servers.to_string()));
+            return Ok(Backend::Remote(Box::new(Cluster::connect(
+                servers, config,
+            )?)));
         }
         let dir = match log_dir {
             Some(dir) => dir.to_path_buf(),

@@ -5,13 +5,16 @@
 //! - [`record`]: Record, RecordBatch v2 encode and decode, varints, CRC-32C, compression codecs.
 //! - [`partitioner`]: Kafka's default partitioner (murmur2 of the key, sticky for null keys).
 //! - [`local`]: the embedded log: log dir, topics, partitions, segments, indexes, recovery, locks.
-//! - [`backend`]: the operations the tools need, on the local log (and later a remote cluster).
+//! - [`remote`]: the client for a real Kafka cluster: framing, connections, version
+//!   negotiation and admin calls, with message structs from the kafka-protocol crate.
+//! - [`backend`]: the operations the tools need, on the local log or a remote cluster.
 //! - [`cli`]: clap definitions, option validation and output of the four tools.
 //!
-//! Dependency direction: `cli -> backend -> local -> record`. Only `cli` prints.
+//! Dependency direction: `cli -> backend -> {local, remote} -> record`. Only `cli` prints.
 
 pub mod backend;
 pub mod cli;
 pub mod local;
 pub mod partitioner;
 pub mod record;
+pub mod remote;

@@ -19,7 +19,7 @@ use super::progress::{self, Progress, Total};
 use super::properties::{self, Properties};
 use super::signals::Interrupt;
 use super::{CliError, connection_args, open_backend, run_tool, usage};
-use crate::backend::Backend;
+use crate::backend::{Backend, BackendError};
 use crate::local::group::{Member, MemberConfig, TopicPartition};
 use crate::local::{LocalError, LogDir, PartitionLog, Snapshot, topic_name};
 use crate::record::{BatchHeader, BatchIter, for_each_record};
@@ -425,7 +425,14 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
 
 fn run(m: &ArgMatches) -> Result<(), CliError> {
     let (opts, command) = options(m)?;
-    let Backend::Local(dir) = open_backend(m, Some(&command))?;
+    let dir = match open_backend(m, Some(&command))? {
+        Backend::Local(dir) => dir,
+        Backend::Remote(_) => {
+            return Err(
+                BackendError::RemoteUnsupported("kafka-console-consumer".to_string()).into(),
+            );
+        }
+    };
     let interrupt = Interrupt::install();
     let mut consumer = Consumer::new(dir, &opts)?;
     let result = consumer.run(&opts, &interrupt);

@@ -241,7 +241,8 @@ pub fn connection_args(cmd: clap::Command) -> clap::Command {
     )
 }
 
-/// Opens the backend from the common connection arguments.
+/// Opens the backend from the common connection arguments; the client properties
+/// (`request.timeout.ms`, `client.id`, ...) configure the connection to a cluster.
 pub fn open_backend(
     m: &clap::ArgMatches,
     command_config: Option<&properties::Properties>,
@@ -251,8 +252,15 @@ pub fn open_backend(
         .cloned()
         .or_else(|| command_config.and_then(|c| c.get("bootstrap.servers").cloned()));
     let log_dir = m.get_one::<std::path::PathBuf>("log-dir");
-    Ok(crate::backend::Backend::open(
+    let mut config = crate::remote::ClientConfig::default();
+    if servers.is_some() {
+        for (name, value) in command_config.into_iter().flatten() {
+            config.set(name, value).map_err(anyhow::Error::from)?;
+        }
+    }
+    Ok(crate::backend::Backend::open_with(
         servers.as_deref(),
         log_dir.map(|p| p.as_path()),
+        config,
     )?)
 }

@@ -19,7 +19,7 @@ use super::progress::{self, Progress, Total};
 use super::properties::{self, Properties};
 use super::signals::Interrupt;
 use super::{CliError, connection_args, open_backend, run_tool, usage};
-use crate::backend::Backend;
+use crate::backend::{Backend, BackendError};
 use crate::local::lock::LockMode;
 use crate::local::{LocalError, LogDir, TopicMeta, topic_name};
 use crate::partitioner::Partitioner;
@@ -280,7 +280,14 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     let reader = LineReader::from_properties(&reader_props).map_err(|e| anyhow!(e))?;
     topic_name::validate(&settings.topic)
         .map_err(|e| anyhow!("Invalid topic '{}': {e}", settings.topic))?;
-    let Backend::Local(dir) = open_backend(m, Some(&command))?;
+    let dir = match open_backend(m, Some(&command))? {
+        Backend::Local(dir) => dir,
+        Backend::Remote(_) => {
+            return Err(
+                BackendError::RemoteUnsupported("kafka-console-producer".to_string()).into(),
+            );
+        }
+    };
     let interrupt = Interrupt::install();
     let mut sink = LocalSink::new(dir, &settings);
     let prompt = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();

@@ -8,6 +8,8 @@ use anyhow::anyhow;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use regex::Regex;
 
+mod remote;
+
 use super::{CliError, connection_args, open_backend, properties, run_tool, usage};
 use crate::backend::Backend;
 use crate::local::logdir::LOCAL_NODE_ID;
@@ -118,14 +120,17 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
         Some(path) => Some(properties::load_file(path.as_ref())?),
         None => None,
     };
-    let Backend::Local(dir) = open_backend(m, command_config.as_ref())?;
+    let backend = open_backend(m, command_config.as_ref())?;
     let mut out = std::io::stdout().lock();
-    let result = match action {
-        "create" => create(&dir, m, &mut out),
-        "list" => list(&dir, m, &mut out),
-        "describe" => describe(&dir, m, &mut out),
-        "alter" => alter(&dir, m),
-        _ => delete(&dir, m),
+    let result = match backend {
+        Backend::Local(dir) => match action {
+            "create" => create(&dir, m, &mut out),
+            "list" => list(&dir, m, &mut out),
+            "describe" => describe(&dir, m, &mut out),
+            "alter" => alter(&dir, m),
+            _ => delete(&dir, m),
+        },
+        Backend::Remote(mut cluster) => remote::run(&mut cluster, action, m, &mut out),
     };
     out.flush().ok();
     result

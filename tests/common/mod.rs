@@ -116,3 +116,5 @@ impl Kafkit {
         out
     }
 }
+
+pub mod broker;

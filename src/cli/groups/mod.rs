@@ -29,7 +29,7 @@ use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use super::{CliError, connection_args, open_backend, properties, run_tool};
-use crate::backend::Backend;
+use crate::backend::{Backend, BackendError};
 use crate::local::LogDir;
 
 /// The one-line description Kafka prints with its usage.
@@ -245,7 +245,14 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
         Some(path) => Some(properties::load_file(path.as_ref())?),
         None => None,
     };
-    let Backend::Local(dir) = open_backend(m, command_config.as_ref())?;
+    let dir = match open_backend(m, command_config.as_ref())? {
+        Backend::Local(dir) => dir,
+        Backend::Remote(_) => {
+            return Err(
+                BackendError::RemoteUnsupported("kafka-consumer-groups".to_string()).into(),
+            );
+        }
+    };
     dispatch(&dir, &o, action)
 }
 

@@ -1,0 +1,40 @@
+//! The requests kafkit sends, tied to their API key, name and response type.
+//!
+//! The kafka-protocol crate's own `Request` trait exists only with both its `client` and `broker`
+//! features (it also requires decoding requests); this trait needs only the `client` half, so
+//! the broker-side decoders are never compiled.
+
+use kafka_protocol::messages::{
+    ApiKey, ApiVersionsRequest, ApiVersionsResponse, CreateTopicsRequest, CreateTopicsResponse,
+    DeleteTopicsRequest, DeleteTopicsResponse, MetadataRequest, MetadataResponse,
+};
+use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message};
+
+/// A request kafkit can send.
+pub trait Api: Message + Encodable + HeaderVersion {
+    /// The API key in the request header.
+    const KEY: i16;
+    /// The API's name, for messages.
+    const NAME: &'static str;
+    /// What the broker answers.
+    type Response: Message + Decodable + HeaderVersion;
+}
+
+macro_rules! apis {
+    ($($key:ident: $request:ty => $response:ty;)*) => {
+        $(
+            impl Api for $request {
+                const KEY: i16 = ApiKey::$key as i16;
+                const NAME: &'static str = stringify!($key);
+                type Response = $response;
+            }
+        )*
+    };
+}
+
+apis! {
+    ApiVersions: ApiVersionsRequest => ApiVersionsResponse;
+    Metadata: MetadataRequest => MetadataResponse;
+    CreateTopics: CreateTopicsRequest => CreateTopicsResponse;
+    DeleteTopics: DeleteTopicsRequest => DeleteTopicsResponse;
+}

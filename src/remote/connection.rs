@@ -1,0 +1,328 @@
+//! One TCP connection to one broker: connect with a timeout, ApiVersions first, then requests
+//! one at a time, each answered within `request.timeout.ms`.
+//!
+//! Requests are not pipelined yet: the admin commands send a handful of requests in sequence.
+//! After a timeout or an I/O error the connection is poisoned and refuses further requests,
+//! since the unread remains of a late answer would be taken for the next response.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bytes::Bytes;
+use kafka_protocol::messages::ApiVersionsRequest;
+use kafka_protocol::protocol::StrBytes;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::api::Api;
+use super::error::{RemoteError, Result};
+use super::frame::{self, FrameError};
+use super::versions::{self, BrokerVersions};
+
+/// Client settings, named and defaulted as Kafka's admin client names them.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// `client.id`, sent in every request header (the broker logs and quotas use it).
+    pub client_id: String,
+    /// `request.timeout.ms`: how long one request may wait for its answer (Kafka: 30 s).
+    pub request_timeout: Duration,
+    /// `socket.connection.setup.timeout.ms`: how long one TCP connect may take (Kafka: 10 s).
+    pub connect_timeout: Duration,
+    /// The largest response frame accepted. Kafka's own `socket.request.max.bytes` default:
+    /// larger is a misread length (a TLS or HTTP server), not a Kafka answer.
+    pub max_response_bytes: usize,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            client_id: "kafkit".to_string(),
+            request_timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            max_response_bytes: 100 << 20,
+        }
+    }
+}
+
+impl ClientConfig {
+    /// Applies one client property; properties kafkit does not use are accepted and ignored,
+    /// as Kafka's clients ignore unknown ones.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<()> {
+        let millis = || {
+            value
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|ms| *ms > 0)
+                .map(Duration::from_millis)
+                .ok_or_else(|| RemoteError::InvalidConfig {
+                    name: name.to_string(),
+                    value: value.to_string(),
+                    reason: "expected a positive number of milliseconds".to_string(),
+                })
+        };
+        match name {
+            "client.id" => self.client_id = value.trim().to_string(),
+            "request.timeout.ms" => self.request_timeout = millis()?,
+            "socket.connection.setup.timeout.ms" => self.connect_timeout = millis()?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// The part of a failed connection attempt that goes into the one-line "cannot connect" message.
+#[derive(Debug)]
+pub enum ConnectFailure {
+    /// TCP never connected: a short reason such as "connection refused".
+    Unreachable(String),
+    /// TCP connected but the handshake failed: the full error.
+    Handshake(RemoteError),
+}
+
+/// A connected broker with its negotiated versions.
+#[derive(Debug)]
+pub struct Connection {
+    addr: String,
+    stream: TcpStream,
+    versions: BrokerVersions,
+    next_correlation_id: i32,
+    poisoned: bool,
+    config: ClientConfig,
+}
+
+impl Connection {
+    /// Connects to `socket` (named `addr` in messages) and runs the ApiVersions handshake.
+    pub async fn open(
+        addr: &str,
+        socket: SocketAddr,
+        config: &ClientConfig,
+    ) -> std::result::Result<Connection, ConnectFailure> {
+        let stream =
+            match tokio::time::timeout(config.connect_timeout, TcpStream::connect(socket)).await {
+                Err(_) => {
+                    return Err(ConnectFailure::Unreachable(format!(
+                        "no answer within {} ms",
+                        config.connect_timeout.as_millis()
+                    )));
+                }
+                Ok(Err(e)) => return Err(ConnectFailure::Unreachable(connect_reason(&e))),
+                Ok(Ok(stream)) => stream,
+            };
+        // Requests are small and answered one at a time: Nagle would only add latency.
+        stream.set_nodelay(true).ok();
+        let mut conn = Connection {
+            addr: addr.to_string(),
+            stream,
+            versions: BrokerVersions::default(),
+            next_correlation_id: 0,
+            poisoned: false,
+            config: config.clone(),
+        };
+        conn.handshake().await.map_err(ConnectFailure::Handshake)?;
+        Ok(conn)
+    }
+
+    /// The address this connection was opened with, for messages.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    /// `request.timeout.ms` of this connection.
+    pub fn request_timeout(&self) -> Duration {
+        self.config.request_timeout
+    }
+
+    /// The version of `R` to send on this connection: `min(ours, broker's)`.
+    pub fn version<R: Api>(&self) -> Result<i16> {
+        self.versions.pick::<R>().ok_or_else(|| {
+            let ours = versions::ours::<R>();
+            RemoteError::UnsupportedVersion {
+                addr: self.addr.clone(),
+                api: R::NAME,
+                broker: match self.versions.get(R::KEY) {
+                    Some(r) => format!("v{}-{}", r.min, r.max),
+                    None => "none".to_string(),
+                },
+                ours: format!("v{}-{}", ours.min, ours.max),
+            }
+        })
+    }
+
+    /// Sends `request` at `version` and decodes the answer.
+    pub async fn send<R: Api>(&mut self, request: &R, version: i16) -> Result<R::Response> {
+        let (frame, id) = self.round_trip(request, version).await?;
+        self.decode::<R>(frame, version, id)
+    }
+
+    /// ApiVersions at our highest version; if the broker is older it answers
+    /// UNSUPPORTED_VERSION in the v0 layout with its own range, and we retry once at that.
+    async fn handshake(&mut self) -> Result<()> {
+        let ours = versions::ours::<ApiVersionsRequest>();
+        let mut version = ours.max;
+        for _ in 0..2 {
+            let mut request = ApiVersionsRequest::default();
+            if version >= 3 {
+                request = request
+                    .with_client_software_name(StrBytes::from_static_str("kafkit"))
+                    .with_client_software_version(StrBytes::from_static_str(env!(
+                        "CARGO_PKG_VERSION"
+                    )));
+            }
+            let (frame, id) = self.round_trip(&request, version).await?;
+            if frame::api_versions_error_code(&frame) == Some(35) {
+                let answer = self.decode::<ApiVersionsRequest>(frame, 0, id)?;
+                let broker_max = answer
+                    .api_keys
+                    .iter()
+                    .find(|k| k.api_key == ApiVersionsRequest::KEY)
+                    .map(|k| k.max_version);
+                match broker_max.filter(|max| *max < version && *max >= ours.min) {
+                    Some(max) => {
+                        version = max;
+                        continue;
+                    }
+                    None => return Err(RemoteError::broker(35, None)),
+                }
+            }
+            let answer = self.decode::<ApiVersionsRequest>(frame, version, id)?;
+            if answer.error_code != 0 {
+                return Err(RemoteError::broker(answer.error_code, None));
+            }
+            self.versions = BrokerVersions::new(
+                answer
+                    .api_keys
+                    .iter()
+                    .map(|k| (k.api_key, k.min_version, k.max_version)),
+            );
+            return Ok(());
+        }
+        Err(self.protocol(
+            ApiVersionsRequest::NAME,
+            "UNSUPPORTED_VERSION twice".to_string(),
+        ))
+    }
+
+    /// Writes one request and reads its response frame, within the request timeout.
+    async fn round_trip<R: Api>(&mut self, request: &R, version: i16) -> Result<(Bytes, i32)> {
+        let api = R::NAME;
+        if self.poisoned {
+            return Err(RemoteError::Closed {
+                addr: self.addr.clone(),
+                api,
+            });
+        }
+        let id = self.next_correlation_id;
+        self.next_correlation_id = self.next_correlation_id.wrapping_add(1);
+        let out =
+            frame::encode_request(request, version, id, &self.config.client_id).map_err(|e| {
+                RemoteError::Encode {
+                    api,
+                    version,
+                    reason: match e {
+                        FrameError::Encode(r) | FrameError::Malformed(r) => r,
+                        FrameError::TooLarge(n) => format!("{n} bytes"),
+                    },
+                }
+            })?;
+        let timeout = self.config.request_timeout;
+        let limit = self.config.max_response_bytes;
+        let result = tokio::time::timeout(timeout, async {
+            self.stream.write_all(&out).await?;
+            let mut prefix = [0u8; 4];
+            self.stream.read_exact(&mut prefix).await?;
+            let size = frame::check_size(prefix, limit).map_err(Oversize)?;
+            let mut body = vec![0u8; size];
+            self.stream.read_exact(&mut body).await?;
+            Ok::<_, ReadError>(Bytes::from(body))
+        })
+        .await;
+        let addr = || self.addr.clone();
+        let err = match result {
+            Ok(Ok(frame)) => return Ok((frame, id)),
+            Err(_) => RemoteError::Timeout {
+                addr: addr(),
+                api,
+                timeout_ms: timeout.as_millis(),
+            },
+            Ok(Err(ReadError::Oversize(Oversize(FrameError::TooLarge(size))))) => {
+                RemoteError::FrameTooLarge {
+                    addr: addr(),
+                    api,
+                    size,
+                    limit,
+                }
+            }
+            Ok(Err(ReadError::Oversize(Oversize(other)))) => {
+                self.protocol(api, format!("{other:?}"))
+            }
+            Ok(Err(ReadError::Io(e))) if is_closed(&e) => RemoteError::Closed { addr: addr(), api },
+            Ok(Err(ReadError::Io(e))) => RemoteError::Io {
+                addr: addr(),
+                api,
+                source: e,
+            },
+        };
+        self.poisoned = true;
+        Err(err)
+    }
+
+    fn decode<R: Api>(&mut self, frame: Bytes, version: i16, id: i32) -> Result<R::Response> {
+        frame::decode_response::<R>(frame, version, id).map_err(|e| {
+            // A response we cannot parse leaves us unsure where the next one starts.
+            self.poisoned = true;
+            self.protocol(
+                R::NAME,
+                match e {
+                    FrameError::Malformed(r) | FrameError::Encode(r) => r,
+                    FrameError::TooLarge(n) => format!("{n} bytes"),
+                },
+            )
+        })
+    }
+
+    fn protocol(&self, api: &'static str, reason: String) -> RemoteError {
+        RemoteError::Protocol {
+            addr: self.addr.clone(),
+            api,
+            reason,
+        }
+    }
+}
+
+/// An oversize frame, carried through the I/O future.
+struct Oversize(FrameError);
+
+enum ReadError {
+    Io(std::io::Error),
+    Oversize(Oversize),
+}
+
+impl From<std::io::Error> for ReadError {
+    fn from(e: std::io::Error) -> Self {
+        ReadError::Io(e)
+    }
+}
+
+impl From<Oversize> for ReadError {
+    fn from(e: Oversize) -> Self {
+        ReadError::Oversize(e)
+    }
+}
+
+fn is_closed(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(
+        e.kind(),
+        UnexpectedEof | ConnectionReset | ConnectionAborted | BrokenPipe
+    )
+}
+
+/// A short reason for a failed TCP connect, as it reads in "cannot connect to A (reason)".
+fn connect_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
+        std::io::ErrorKind::TimedOut => "connection timed out".to_string(),
+        _ => e.to_string(),
+    }
+}

@@ -1,0 +1,115 @@
+//! The remote client's error type: every variant names the broker address and, where the user
+//! can act on it, says what to do.
+
+/// Why talking to a Kafka cluster failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    /// `--bootstrap-server` (or `bootstrap.servers`) could not be parsed.
+    #[error(
+        "invalid bootstrap server '{0}': expected host:port, several separated by commas (an IPv6 host in brackets: [::1]:9092)"
+    )]
+    InvalidBootstrap(String),
+    /// A client property has a value kafkit cannot use.
+    #[error("invalid value '{value}' for {name}: {reason}")]
+    InvalidConfig {
+        name: String,
+        value: String,
+        reason: String,
+    },
+    /// No bootstrap server could be reached; `attempts` lists each address with its reason, in
+    /// the order tried, e.g. `127.0.0.1:9092 (connection refused)`.
+    #[error(
+        "cannot connect to {attempts}; omit --bootstrap-server to use the embedded log instead"
+    )]
+    Connect { attempts: String },
+    /// The only bootstrap server accepted TCP but failed the handshake (timeout, hang-up, not
+    /// Kafka): that error, plus the way out.
+    #[error("{0}; omit --bootstrap-server to use the embedded log instead")]
+    Handshake(Box<RemoteError>),
+    /// The broker did not answer within `request.timeout.ms`. The connection is dropped, since a
+    /// late answer would otherwise be read as the reply to the next request.
+    #[error("{addr} did not answer {api} within {timeout_ms} ms (request.timeout.ms)")]
+    Timeout {
+        addr: String,
+        api: &'static str,
+        timeout_ms: u128,
+    },
+    /// The peer closed the connection. Kafka closes it on a request version it does not accept,
+    /// and a non-Kafka server closes it on our first bytes, hence the hint.
+    #[error(
+        "{addr} closed the connection during {api}; is it a Kafka broker's PLAINTEXT listener, and a Kafka version kafkit supports (3.7 or later)?"
+    )]
+    Closed { addr: String, api: &'static str },
+    /// Reading or writing the socket failed.
+    #[error("{addr}: {api} failed: {source}")]
+    Io {
+        addr: String,
+        api: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A response announced a size over the limit: usually not a Kafka listener at all (an HTTP
+    /// or TLS server's first bytes read as a huge length).
+    #[error(
+        "{addr} sent a {size}-byte response to {api}, over the {limit}-byte limit; is it a Kafka broker's PLAINTEXT listener (not TLS or HTTP)?"
+    )]
+    FrameTooLarge {
+        addr: String,
+        api: &'static str,
+        size: i64,
+        limit: usize,
+    },
+    /// A response could not be decoded, or did not match its request.
+    #[error("{addr} sent a malformed {api} response: {reason}")]
+    Protocol {
+        addr: String,
+        api: &'static str,
+        reason: String,
+    },
+    /// A request could not be encoded (a value out of range for the negotiated version).
+    #[error("cannot encode {api} v{version}: {reason}")]
+    Encode {
+        api: &'static str,
+        version: i16,
+        reason: String,
+    },
+    /// The broker and kafkit share no version of an API.
+    #[error(
+        "{addr} does not support {api} in a version kafkit speaks (broker: {broker}, kafkit: {ours}); Kafka 3.7 or later is supported"
+    )]
+    UnsupportedVersion {
+        addr: String,
+        api: &'static str,
+        broker: String,
+        ours: String,
+    },
+    /// The broker answered with a Kafka error code; `message` is the broker's own text when it
+    /// sent one, else the code's standard description. Displayed as the Java tools display it.
+    #[error("{message}")]
+    Broker { code: i16, message: String },
+}
+
+impl RemoteError {
+    /// A broker error from a response's code and optional message.
+    pub fn broker(code: i16, message: Option<&str>) -> RemoteError {
+        let message = match message.filter(|m| !m.is_empty()) {
+            Some(m) => m.to_string(),
+            None => match kafka_protocol::ResponseError::try_from_code(code) {
+                Some(e) => e.to_string(),
+                None => format!("error code {code}"),
+            },
+        };
+        RemoteError::Broker { code, message }
+    }
+
+    /// The Kafka error code when the broker refused the request.
+    pub fn code(&self) -> Option<i16> {
+        match self {
+            RemoteError::Broker { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+}
+
+/// Result alias for the remote client.
+pub type Result<T, E = RemoteError> = std::result::Result<T, E>;

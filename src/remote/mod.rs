@@ -1,0 +1,70 @@
+//! The client for a real Kafka cluster (`--bootstrap-server`): our own framing, connections and
+//! version negotiation over tokio, with message structs from the kafka-protocol crate.
+//!
+//! - [`api`]: the requests kafkit sends, with their keys and response types.
+//! - [`frame`]: request and response frames, size prefix and limit, correlation ids.
+//! - [`versions`]: the versions kafkit speaks, Kafka 4.0's floors, `min(ours, broker's)`.
+//! - [`connection`]: one broker connection: connect timeout, ApiVersions, request timeout.
+//! - [`admin`]: the bootstrap list and the admin calls (Metadata, CreateTopics, DeleteTopics).
+//! - [`error`]: [`RemoteError`], one line per failure, naming the broker.
+//!
+//! [`Cluster`] wraps the async client for the blocking command-line tools.
+
+pub mod admin;
+pub mod api;
+pub mod connection;
+pub mod error;
+pub mod frame;
+pub mod versions;
+
+pub use admin::{
+    BrokerInfo, Client, ClusterMetadata, NewTopic, PartitionInfo, TopicInfo, TopicOutcome,
+};
+pub use connection::ClientConfig;
+pub use error::RemoteError;
+
+use error::Result;
+
+/// A connected admin client with its own single-threaded runtime, for the blocking tools: one
+/// request at a time needs no worker threads.
+#[derive(Debug)]
+pub struct Cluster {
+    runtime: tokio::runtime::Runtime,
+    client: Client,
+}
+
+impl Cluster {
+    /// Connects to the first of `servers` that answers (see [`Client::connect`]).
+    pub fn connect(servers: &str, config: ClientConfig) -> Result<Cluster> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|source| RemoteError::Io {
+                addr: servers.to_string(),
+                api: "starting the network runtime",
+                source,
+            })?;
+        let client = runtime.block_on(Client::connect(servers, config))?;
+        Ok(Cluster { runtime, client })
+    }
+
+    /// The broker this client talks to.
+    pub fn addr(&self) -> &str {
+        self.client.addr()
+    }
+
+    /// See [`Client::metadata`].
+    pub fn metadata(&mut self, topics: Option<&[String]>) -> Result<ClusterMetadata> {
+        self.runtime.block_on(self.client.metadata(topics))
+    }
+
+    /// See [`Client::create_topics`].
+    pub fn create_topics(&mut self, topics: &[NewTopic]) -> Result<Vec<TopicOutcome>> {
+        self.runtime.block_on(self.client.create_topics(topics))
+    }
+
+    /// See [`Client::delete_topics`].
+    pub fn delete_topics(&mut self, names: &[String]) -> Result<Vec<TopicOutcome>> {
+        self.runtime.block_on(self.client.delete_topics(names))
+    }
+}

@@ -1,0 +1,136 @@
+//! API version negotiation: which versions kafkit speaks, which Kafka 4.0 removed (KIP-896), and
+//! the per-connection choice `min(ours, broker's)` after ApiVersions.
+//!
+//! Our range for an API is the kafka-protocol crate's `Message::VERSIONS` (not
+//! `ApiKey::valid_versions()`, which includes versions the schema marks unstable), raised to
+//! Kafka 4.0's floor and capped where a newer version changes semantics we do not handle yet.
+
+use std::collections::HashMap;
+
+use kafka_protocol::messages::ApiKey;
+use kafka_protocol::protocol::VersionRange;
+
+use super::api::Api;
+
+/// The lowest version Kafka 4.0+ accepts for an API whose old versions KIP-896 removed; 0 for
+/// the others. Applied even when a broker advertises less: 4.x advertises Produce v0 for old
+/// librdkafka clients but rejects v0-2 (KAFKA-18659), and a broker drops the connection, without
+/// an answer, on a version outside its real range.
+pub fn kip896_floor(key: i16) -> i16 {
+    match ApiKey::try_from(key) {
+        Ok(ApiKey::Produce) => 3,
+        Ok(ApiKey::Fetch) => 4,
+        Ok(ApiKey::ListOffsets) => 1,
+        Ok(ApiKey::OffsetCommit) => 2,
+        Ok(ApiKey::OffsetFetch) => 1,
+        Ok(ApiKey::CreateTopics) => 2,
+        Ok(ApiKey::DeleteTopics) => 1,
+        Ok(ApiKey::DescribeConfigs) => 1,
+        Ok(ApiKey::OffsetForLeaderEpoch) => 2,
+        Ok(ApiKey::CreateAcls | ApiKey::DescribeAcls | ApiKey::DeleteAcls) => 1,
+        Ok(ApiKey::DescribeLogDirs) => 1,
+        Ok(ApiKey::AlterReplicaLogDirs) => 1,
+        Ok(
+            ApiKey::CreateDelegationToken
+            | ApiKey::RenewDelegationToken
+            | ApiKey::ExpireDelegationToken
+            | ApiKey::DescribeDelegationToken,
+        ) => 1,
+        _ => 0,
+    }
+}
+
+/// Our own bounds on top of the crate's range, for APIs where a version changes what we must
+/// send or parse.
+fn our_bounds(key: i16) -> (i16, i16) {
+    match ApiKey::try_from(key) {
+        // v4 is the first with allow_auto_topic_creation (an admin must not create topics by
+        // asking about them); v13 only adds a top-level error code, kept for when it is needed.
+        Ok(ApiKey::Metadata) => (4, 12),
+        _ => (0, i16::MAX),
+    }
+}
+
+/// The versions of `R` kafkit can send.
+pub fn ours<R: Api>() -> VersionRange {
+    let (min, max) = our_bounds(R::KEY);
+    VersionRange {
+        min: R::VERSIONS.min.max(kip896_floor(R::KEY)).max(min),
+        max: R::VERSIONS.max.min(max),
+    }
+}
+
+/// The version to use: the highest both sides speak, never below Kafka 4.0's floor; `None` when
+/// the ranges do not meet.
+pub fn negotiate(key: i16, ours: VersionRange, broker: VersionRange) -> Option<i16> {
+    let floor = VersionRange {
+        min: kip896_floor(key),
+        max: i16::MAX,
+    };
+    let both = ours.intersect(&broker).intersect(&floor);
+    (!both.is_empty()).then_some(both.max)
+}
+
+/// The version ranges one broker advertised in its ApiVersions response.
+#[derive(Debug, Clone, Default)]
+pub struct BrokerVersions {
+    ranges: HashMap<i16, VersionRange>,
+}
+
+impl BrokerVersions {
+    /// From the `(api_key, min, max)` triples of an ApiVersions response.
+    pub fn new(ranges: impl IntoIterator<Item = (i16, i16, i16)>) -> Self {
+        BrokerVersions {
+            ranges: ranges
+                .into_iter()
+                .map(|(key, min, max)| (key, VersionRange { min, max }))
+                .collect(),
+        }
+    }
+
+    /// The broker's range for an API, if it has the API at all.
+    pub fn get(&self, key: i16) -> Option<VersionRange> {
+        self.ranges.get(&key).copied()
+    }
+
+    /// The version of `R` to send to this broker.
+    pub fn pick<R: Api>(&self) -> Option<i16> {
+        negotiate(R::KEY, ours::<R>(), self.get(R::KEY)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_protocol::messages::{
+        ApiVersionsRequest, CreateTopicsRequest, DeleteTopicsRequest, MetadataRequest,
+    };
+
+    fn range(min: i16, max: i16) -> VersionRange {
+        VersionRange { min, max }
+    }
+
+    #[test]
+    fn ours_respects_kip896_and_caps() {
+        assert_eq!(ours::<MetadataRequest>(), range(4, 12));
+        assert_eq!(ours::<CreateTopicsRequest>().min, 2);
+        assert_eq!(ours::<DeleteTopicsRequest>().min, 1);
+        assert_eq!(kip896_floor(0), 3, "Produce");
+        assert_eq!(kip896_floor(1), 4, "Fetch");
+        assert_eq!(ours::<ApiVersionsRequest>().min, 0);
+    }
+
+    #[test]
+    fn negotiation_picks_the_highest_common_version() {
+        // A 4.x broker advertising Produce 0..=13 still gets at least v3.
+        assert_eq!(negotiate(0, range(0, 13), range(0, 13)), Some(13));
+        assert_eq!(negotiate(0, range(0, 2), range(0, 13)), None);
+        assert_eq!(negotiate(3, range(4, 12), range(0, 13)), Some(12));
+        assert_eq!(negotiate(3, range(4, 12), range(0, 9)), Some(9));
+        assert_eq!(negotiate(3, range(4, 12), range(0, 3)), None);
+        let broker = BrokerVersions::new([(3, 0, 13), (19, 2, 7)]);
+        assert_eq!(broker.pick::<MetadataRequest>(), Some(12));
+        assert_eq!(broker.pick::<CreateTopicsRequest>(), Some(7));
+        assert_eq!(broker.pick::<DeleteTopicsRequest>(), None, "not advertised");
+    }
+}

@@ -1,0 +1,314 @@
+#!/usr/bin/env bash
+# A real Apache Kafka broker for the tests, built from Maven Central jars (no tarball, no Docker).
+#
+#   kafka-broker.sh libs             resolve the Kafka jars into the cache; print the libs dir
+#   kafka-broker.sh start [DIR]      format DIR and start one KRaft broker+controller on 127.0.0.1
+#                                    in the background; print its bootstrap address
+#   kafka-broker.sh stop [DIR]       stop the broker started in DIR (clean shutdown)
+#   kafka-broker.sh run              watchdog mode for the test suite: start a broker in a fresh
+#                                    directory, print its bootstrap address, and kill it and remove
+#                                    the directory as soon as stdin reaches end of file (that is,
+#                                    when the process that holds the other end of the pipe exits,
+#                                    however it exits)
+#   kafka-broker.sh tool CLASS ARGS  run a Java tool (e.g. org.apache.kafka.tools.TopicCommand)
+#                                    from the same jars: the oracle for output
+#
+# Environment: KAFKIT_KAFKA_HOME (cache dir, default <repo>/target/kafka-$KAFKA_VERSION),
+# KAFKIT_BROKER_START_TIMEOUT (seconds, default 120), JAVA (default java), MVN (default mvn).
+# Exit status 3 means a prerequisite is missing (Java 17+ or Maven): the caller may skip.
+set -euo pipefail
+
+KAFKA_VERSION=4.3.1
+# The log4j-core version that kafka-server brings in transitively (checked by `libs`): the SLF4J
+# binding must match it, and it is in no Kafka pom (the tarball adds it by hand).
+LOG4J_VERSION=2.25.4
+# Pinned so that Maven 3.8 does not go looking for the newest plugin on every run.
+DEPENDENCY_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
+# Any fixed 22-character base64url UUID: each broker gets its own data dir, so ids never meet.
+CLUSTER_ID=4L6g3nShT-eMCtK--X86sw
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+KAFKA_HOME=${KAFKIT_KAFKA_HOME:-$REPO/target/kafka-$KAFKA_VERSION}
+LIBS=$KAFKA_HOME/libs
+JAVA=${JAVA:-java}
+MVN=${MVN:-mvn}
+START_TIMEOUT=${KAFKIT_BROKER_START_TIMEOUT:-120}
+# Upstream kafka-run-class.sh's GC settings; a smaller heap than its 1G is plenty for tests.
+BROKER_JVM=(-Xms512m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20
+    -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true)
+# Tools are short-lived: the C1-only JIT roughly halves their start-up on two cores.
+TOOL_JVM=(-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true)
+
+die() { echo "kafka-broker: $*" >&2; exit 1; }
+missing() { echo "kafka-broker: $*" >&2; exit 3; }
+
+check_java() {
+    command -v "$JAVA" >/dev/null 2>&1 || missing "java not found (the broker needs Java 17+)"
+    local v
+    v=$("$JAVA" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1)
+    [[ -n $v && $v -ge 17 ]] || missing "Java 17+ is needed to run Kafka $KAFKA_VERSION, found: $("$JAVA" -version 2>&1 | head -n1)"
+}
+
+# Writes the logging configs. Properties format, so no YAML jar is needed.
+write_configs() {
+    mkdir -p "$KAFKA_HOME/config"
+    cat >"$KAFKA_HOME/config/log4j2.properties" <<'EOF'
+appender.out.type=Console
+appender.out.name=STDOUT
+appender.out.layout.type=PatternLayout
+appender.out.layout.pattern=[%d] %p %m (%c)%n
+rootLogger.level=INFO
+rootLogger.appenderRef.out.ref=STDOUT
+EOF
+    # Tools: warnings only, on stderr, so that their stdout can be compared byte for byte.
+    cat >"$KAFKA_HOME/config/tools-log4j2.properties" <<'EOF'
+appender.err.type=Console
+appender.err.name=STDERR
+appender.err.target=SYSTEM_ERR
+appender.err.layout.type=PatternLayout
+appender.err.layout.pattern=[%d] %p %m (%c)%n
+rootLogger.level=WARN
+rootLogger.appenderRef.err.ref=STDERR
+EOF
+}
+
+# Resolves kafka_2.13 (the broker and StorageTool), kafka-tools (the CLI oracle) and the SLF4J
+# binding into $LIBS. Reused when a previous run completed (marker file); concurrent callers
+# (several test binaries at once) serialise on a lock, and a half-copied dir is never used.
+resolve_libs() {
+    mkdir -p "$KAFKA_HOME"
+    if [[ -f $LIBS/.complete ]]; then
+        write_configs
+        return
+    fi
+    command -v "$MVN" >/dev/null 2>&1 || missing "mvn not found (Maven resolves the Kafka jars from Maven Central)"
+    exec 8>"$KAFKA_HOME/.libs.lock"
+    flock 8
+    if [[ ! -f $LIBS/.complete ]]; then
+        local pom=$KAFKA_HOME/pom.xml tmp=$KAFKA_HOME/libs.tmp
+        # A packaging-pom project used only to resolve jars: copy-dependencies needs a project.
+        cat >"$pom" <<EOF
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.kafkit</groupId><artifactId>kafka-test-runtime</artifactId><version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j-impl</artifactId><version>$LOG4J_VERSION</version></dependency>
+  </dependencies>
+</project>
+EOF
+        rm -rf "$tmp"
+        echo "kafka-broker: resolving Kafka $KAFKA_VERSION jars from Maven Central into $LIBS" >&2
+        if ! "$MVN" -B -q -f "$pom" "$DEPENDENCY_PLUGIN:copy-dependencies" \
+            -DoutputDirectory="$tmp" -DincludeScope=runtime >"$KAFKA_HOME/mvn.log" 2>&1; then
+            tail -n 30 "$KAFKA_HOME/mvn.log" >&2
+            die "mvn could not resolve the Kafka jars (full log: $KAFKA_HOME/mvn.log)"
+        fi
+        # slf4j 1.7 needs the log4j-slf4j-impl binding and log4j-core at the same version; with
+        # slf4j 2 or a different log4j-core the broker would log nothing. Fail loudly instead.
+        ls "$tmp"/slf4j-api-1.* >/dev/null 2>&1 ||
+            die "Kafka $KAFKA_VERSION no longer uses slf4j 1.x: switch to log4j-slf4j2-impl"
+        [[ -f $tmp/log4j-core-$LOG4J_VERSION.jar ]] ||
+            die "log4j-core is not $LOG4J_VERSION in Kafka $KAFKA_VERSION: update LOG4J_VERSION ($(cd "$tmp" && ls log4j-core-*))"
+        touch "$tmp/.complete"
+        rm -rf "$LIBS"
+        mv "$tmp" "$LIBS"
+    fi
+    exec 8>&-
+    write_configs
+}
+
+# A port nobody listens on now. Checked by connecting, so there is a small race with other
+# processes; start_broker retries with new ports when the bind fails.
+free_port() {
+    local p
+    while :; do
+        p=$((20000 + RANDOM % 40000))
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+            echo "$p"
+            return
+        fi
+    done
+}
+
+write_server_properties() {
+    local dir=$1 port=$2 cport=$3
+    # Java .properties have no trailing comments: every comment is on its own line.
+    cat >"$dir/server.properties" <<EOF
+process.roles=broker,controller
+node.id=1
+# Dynamic quorum (KIP-853), formatted with --standalone.
+controller.quorum.bootstrap.servers=127.0.0.1:$cport
+# Loopback only: a test broker must never be reachable from elsewhere.
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+inter.broker.listener.name=PLAINTEXT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$dir/data
+num.partitions=1
+offsets.topic.replication.factor=1
+# One partition instead of 50: the first group operation is much faster.
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+# A classic JoinGroup into an empty group would otherwise wait 3 s.
+group.initial.rebalance.delay.ms=0
+# Tests create every topic they use, as the tools' users must on a real cluster.
+auto.create.topics.enable=false
+EOF
+}
+
+BROKER_PID=
+WATCH_STDIN=0
+
+# Formats $1 and starts the broker in the background; on success $1/bootstrap holds the address
+# and $1/broker.pid the JVM's pid. $2 is an optional wrapper (setpriv --pdeathsig) for the JVM.
+start_broker() {
+    local dir=$1 attempt port cport pid deadline
+    shift
+    mkdir -p "$dir"
+    dir=$(cd "$dir" && pwd)
+    for attempt in 1 2 3; do
+        port=$(free_port)
+        cport=$(free_port)
+        [[ $port != "$cport" ]] || continue
+        rm -rf "$dir/data"
+        mkdir -p "$dir/data" "$dir/logs"
+        write_server_properties "$dir" "$port" "$cport"
+        "$JAVA" "${TOOL_JVM[@]}" -cp "$LIBS/*" \
+            -Dlog4j2.configurationFile="$KAFKA_HOME/config/tools-log4j2.properties" \
+            kafka.tools.StorageTool format --standalone -t "$CLUSTER_ID" \
+            -c "$dir/server.properties" >"$dir/logs/format.out" 2>&1 ||
+            { cat "$dir/logs/format.out" >&2; die "formatting $dir/data failed"; }
+        # stdin from /dev/null: the JVM must not hold the watchdog's pipe open.
+        "$@" "$JAVA" "${BROKER_JVM[@]}" -cp "$LIBS/*" \
+            -Dlog4j2.configurationFile="$KAFKA_HOME/config/log4j2.properties" \
+            -Dkafka.logs.dir="$dir/logs" kafka.Kafka "$dir/server.properties" \
+            </dev/null >"$dir/logs/broker.out" 2>&1 &
+        pid=$!
+        BROKER_PID=$pid
+        echo "$pid" >"$dir/broker.pid"
+        deadline=$((SECONDS + START_TIMEOUT))
+        # Ready = KafkaRaftServer logged its start (the broker is unfenced and serving) and the
+        # listener accepts connections.
+        while ! grep -q "Kafka Server started" "$dir/logs/broker.out" ||
+            ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+            if ! kill -0 "$pid" 2>/dev/null; then
+                break
+            fi
+            # Watchdog mode: stdin turns readable only at end of file (the owner never writes),
+            # i.e. the owner died while the broker was starting. The EXIT trap kills the broker.
+            if [[ $WATCH_STDIN == 1 ]] && read -r -t 0; then
+                die "the process that asked for the broker went away during start-up"
+            fi
+            if ((SECONDS >= deadline)); then
+                kill -9 "$pid" 2>/dev/null || true
+                tail -n 40 "$dir/logs/broker.out" >&2
+                die "the broker did not start within ${START_TIMEOUT}s (log: $dir/logs/broker.out)"
+            fi
+            sleep 0.1
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+            echo "127.0.0.1:$port" >"$dir/bootstrap"
+            return
+        fi
+        wait "$pid" 2>/dev/null || true
+        if grep -q "Address already in use" "$dir/logs/broker.out"; then
+            echo "kafka-broker: port taken meanwhile (attempt $attempt), retrying" >&2
+            continue
+        fi
+        tail -n 40 "$dir/logs/broker.out" >&2
+        die "the broker exited during start-up (log: $dir/logs/broker.out)"
+    done
+    die "no free port pair found after 3 attempts"
+}
+
+stop_broker() {
+    local dir=$1 pid i
+    [[ -f $dir/broker.pid ]] || die "no broker.pid in $dir"
+    pid=$(cat "$dir/broker.pid")
+    if kill -TERM "$pid" 2>/dev/null; then
+        # A clean KRaft shutdown takes a few seconds; do not wait forever.
+        for ((i = 0; i < 300; i++)); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    rm -f "$dir/broker.pid" "$dir/bootstrap"
+}
+
+cmd=${1:-}
+[[ $# -gt 0 ]] && shift
+case $cmd in
+libs)
+    check_java
+    resolve_libs
+    echo "$LIBS"
+    ;;
+start)
+    check_java
+    resolve_libs
+    dir=${1:-$KAFKA_HOME/broker}
+    start_broker "$dir"
+    cat "$dir/bootstrap"
+    ;;
+stop)
+    stop_broker "${1:-$KAFKA_HOME/broker}"
+    ;;
+run)
+    check_java
+    resolve_libs
+    mkdir -p "$KAFKA_HOME/runs"
+    # Sweep directories left by watchdogs that were SIGKILLed (their broker died with them).
+    for old in "$KAFKA_HOME"/runs/broker.*; do
+        [[ -d $old ]] || continue
+        if [[ ! -f $old/broker.pid ]] || ! kill -0 "$(cat "$old/broker.pid")" 2>/dev/null; then
+            # A directory younger than a start-up may belong to a watchdog still starting.
+            if [[ -n $(find "$old" -maxdepth 0 -mmin +5) ]]; then rm -rf "$old"; fi
+        fi
+    done
+    dir=$(mktemp -d "$KAFKA_HOME/runs/broker.XXXXXX")
+    WATCH_STDIN=1
+    cleanup() {
+        # The data is throwaway, so no clean shutdown: SIGKILL is instant, and the broker must
+        # be gone by the time the test run that owned it has finished.
+        if [[ -n $BROKER_PID ]]; then
+            kill -KILL "$BROKER_PID" 2>/dev/null || true
+            wait "$BROKER_PID" 2>/dev/null || true
+        fi
+        rm -rf "$dir"
+    }
+    trap cleanup EXIT
+    # Signals (and a write to the owner's closed stdout) end the script through the EXIT trap.
+    trap 'exit 143' TERM INT HUP
+    trap 'exit 141' PIPE
+    # If this script itself is SIGKILLed, the kernel sends the JVM SIGKILL too (util-linux setpriv).
+    wrapper=()
+    if setpriv --help 2>/dev/null | grep -q pdeathsig; then
+        wrapper=(setpriv --pdeathsig KILL --)
+    fi
+    start_broker "$dir" "${wrapper[@]}"
+    echo "$(<"$dir/bootstrap")"
+    # Blocks until the owner's end of the pipe closes. `|| true`: EOF is the normal end.
+    while read -r _; do :; done || true
+    ;;
+tool)
+    [[ $# -ge 1 ]] || die "usage: kafka-broker.sh tool CLASS [ARGS...]"
+    check_java
+    resolve_libs
+    cls=$1
+    shift
+    exec "$JAVA" "${TOOL_JVM[@]}" -cp "$LIBS/*" \
+        -Dlog4j2.configurationFile="$KAFKA_HOME/config/tools-log4j2.properties" "$cls" "$@"
+    ;;
+*)
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,359 @@
+//! `kafka-topics --bootstrap-server` against a real Kafka 4.3.1 broker, with the Java
+//! `kafka-topics` from the same jars as the oracle; plus connection failures against fake
+//! servers on loopback, which need no broker.
+//!
+//! The broker is shared by the tests of this binary, so every test uses its own topic names and
+//! compares only listings filtered to them.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use common::broker;
+
+const T: &str = "kafka-topics";
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Runs our `kafka-topics` against the broker.
+fn ours(args: &[&str]) -> Output {
+    broker::kafkit(T)
+        .args(args)
+        .output()
+        .expect("kafka-topics runs")
+}
+
+fn ours_ok(args: &[&str]) -> String {
+    let out = ours(args);
+    assert!(
+        out.status.success(),
+        "kafka-topics {args:?} failed: {}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+fn java_ok(args: &[&str]) -> String {
+    let out = broker::java_topics(args);
+    assert!(
+        out.status.success(),
+        "Java kafka-topics {args:?} failed: {}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// Runs our tool until its stdout satisfies `done` (at most 20 s); returns the last stdout.
+/// CreateTopics and DeleteTopics answer once the controller has committed the change, and the
+/// broker's metadata cache follows shortly after: Kafka's own tests wait the same way.
+fn ours_eventually(args: &[&str], done: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let out = ours_ok(args);
+        if done(&out) || Instant::now() > deadline {
+            return out;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Our tool's one-line error, without the "Error while executing topic command : " prefix that
+/// both tools print.
+fn our_error(out: &Output) -> String {
+    assert_eq!(out.status.code(), Some(1), "stdout: {}", text(&out.stdout));
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr.trim_end().to_string()
+}
+
+#[test]
+fn create_list_delete_agree_with_java() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let prefix = broker::unique_topic("agree");
+    let (a, b, c) = (
+        format!("{prefix}-a"),
+        format!("{prefix}-b"),
+        format!("{prefix}-c"),
+    );
+    let only_ours = format!("{prefix}-.*");
+    assert_eq!(
+        ours_ok(&[
+            "--create",
+            "--topic",
+            &a,
+            "--partitions",
+            "3",
+            "--config",
+            "retention.ms=123456"
+        ]),
+        format!("Created topic {a}.\n")
+    );
+    assert_eq!(
+        ours_ok(&["--create", "--topic", &b]),
+        format!("Created topic {b}.\n")
+    );
+    // One made by the Java tool: our listing must see it too.
+    assert_eq!(
+        java_ok(&["--create", "--topic", &c]),
+        format!("Created topic {c}.\n")
+    );
+
+    let expected = format!("{a}\n{b}\n{c}\n");
+    let listed = ours_eventually(&["--list", "--topic", &only_ours], |out| out == expected);
+    assert_eq!(listed, expected);
+    assert_eq!(listed, java_ok(&["--list", "--topic", &only_ours]));
+    assert_eq!(
+        ours_ok(&["--list", "--exclude-internal", "--topic", &only_ours]),
+        java_ok(&["--list", "--exclude-internal", "--topic", &only_ours])
+    );
+
+    // The broker holds what we asked for: partitions and the config override.
+    let described = java_ok(&["--describe", "--topic", &a]);
+    assert!(described.contains("PartitionCount: 3\t"), "{described}");
+    assert!(described.contains("retention.ms=123456"), "{described}");
+    assert_eq!(described.lines().count(), 4, "{described}");
+
+    // Delete by regex (two topics), then one by name; nothing is printed, as Java prints nothing.
+    assert_eq!(
+        ours_ok(&["--delete", "--topic", &format!("{prefix}-[ab]")]),
+        ""
+    );
+    assert_eq!(ours_ok(&["--delete", "--topic", &c]), "");
+    // An empty listing is one empty line in both.
+    let listed = ours_eventually(&["--list", "--topic", &only_ours], |out| out == "\n");
+    assert_eq!(listed, "\n");
+    assert_eq!(java_ok(&["--list", "--topic", &only_ours]), "\n");
+}
+
+#[test]
+fn full_listing_includes_what_java_lists() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("full");
+    ours_ok(&["--create", "--topic", &topic]);
+    // Other tests create and delete topics meanwhile, so compare only what both runs saw.
+    let ours_all = ours_eventually(&["--list"], |out| out.lines().any(|l| l == topic));
+    let java_all = java_ok(&["--list"]);
+    assert!(ours_all.lines().any(|l| l == topic), "{ours_all}");
+    assert!(java_all.lines().any(|l| l == topic), "{java_all}");
+    let mut ours_sorted: Vec<&str> = ours_all.lines().collect();
+    ours_sorted.sort();
+    assert_eq!(ours_all.lines().collect::<Vec<_>>(), ours_sorted, "sorted");
+    ours_ok(&["--delete", "--topic", &topic]);
+}
+
+#[test]
+fn existing_and_missing_topics_fail_as_java_does() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("exists");
+    ours_ok(&["--create", "--topic", &topic]);
+
+    let err = our_error(&ours(&["--create", "--topic", &topic]));
+    assert_eq!(
+        err,
+        format!("Error while executing topic command : Topic '{topic}' already exists.")
+    );
+    // Java prints the same line, on stdout.
+    let java = broker::java_topics(&["--create", "--topic", &topic]);
+    assert_eq!(java.status.code(), Some(1));
+    assert_eq!(text(&java.stdout).trim_end(), err);
+    assert_eq!(
+        ours_ok(&["--create", "--topic", &topic, "--if-not-exists"]),
+        ""
+    );
+
+    let missing = broker::unique_topic("missing");
+    let err = our_error(&ours(&["--delete", "--topic", &missing]));
+    assert_eq!(
+        err,
+        format!(
+            "Error while executing topic command : Topic '{missing}' does not exist as expected"
+        )
+    );
+    assert_eq!(
+        ours_ok(&["--delete", "--topic", &missing, "--if-exists"]),
+        ""
+    );
+
+    // A broker-side refusal, printed as the broker words it.
+    let other = broker::unique_topic("rf");
+    let err = our_error(&ours(&[
+        "--create",
+        "--topic",
+        &other,
+        "--replication-factor",
+        "3",
+    ]));
+    assert!(
+        err.contains("The target replication factor of 3 cannot be reached because only 1 broker(s) are registered"),
+        "{err}"
+    );
+    ours_ok(&["--delete", "--topic", &topic]);
+}
+
+#[test]
+fn a_dead_first_bootstrap_server_is_skipped() {
+    let Some(bootstrap) = broker::try_bootstrap() else {
+        return;
+    };
+    let dead = closed_port();
+    let list = format!("127.0.0.1:{dead},{bootstrap}");
+    let out = assert_cmd::Command::cargo_bin(T)
+        .unwrap()
+        .args(["--list", "--bootstrap-server", &list])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "");
+}
+
+#[test]
+fn commands_not_wired_yet_say_so() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let err = our_error(&ours(&["--describe"]));
+    assert!(
+        err.contains("kafka-topics --describe against a Kafka cluster (--bootstrap-server) is not supported by this kafkit version yet"),
+        "{err}"
+    );
+    for tool in ["kafka-console-producer", "kafka-console-consumer"] {
+        let out = broker::kafkit(tool)
+            .args(["--topic", "t"])
+            .write_stdin("x\n")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{tool}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(&format!("{tool} against a Kafka cluster")),
+            "{err}"
+        );
+    }
+    let out = broker::kafkit("kafka-consumer-groups")
+        .arg("--list")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("kafka-consumer-groups against a Kafka cluster"),
+        "{err}"
+    );
+}
+
+/// A loopback port with nothing listening on it.
+fn closed_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// Our tool against a fake server; returns its stderr and how long it took.
+fn against(addr: &str, extra: &[&str]) -> (String, Duration) {
+    let start = Instant::now();
+    let out = assert_cmd::Command::cargo_bin(T)
+        .unwrap()
+        .args(["--list", "--bootstrap-server", addr])
+        .args(extra)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let elapsed = start.elapsed();
+    (our_error(&out), elapsed)
+}
+
+#[test]
+fn refused_connection_fails_fast_naming_the_address() {
+    let addr = format!("127.0.0.1:{}", closed_port());
+    let (err, elapsed) = against(&addr, &[]);
+    assert_eq!(
+        err,
+        format!(
+            "Error while executing topic command : cannot connect to {addr} (connection refused); omit --bootstrap-server to use the embedded log instead"
+        )
+    );
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+    let second = format!("127.0.0.1:{}", closed_port());
+    let (err, _) = against(&format!("{addr},{second}"), &[]);
+    assert!(
+        err.contains(&format!(
+            "cannot connect to {addr} (connection refused), {second} (connection refused); omit"
+        )),
+        "{err}"
+    );
+}
+
+/// A server that accepts one connection and hands it to `serve`.
+fn fake_server(serve: impl FnOnce(std::net::TcpStream) + Send + 'static) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        if let Ok((stream, _)) = listener.accept() {
+            serve(stream);
+        }
+    });
+    addr
+}
+
+#[test]
+fn a_server_that_hangs_up_is_named() {
+    let addr = fake_server(|mut s| {
+        let mut buf = [0u8; 64];
+        let _ = s.read(&mut buf);
+    });
+    let (err, _) = against(&addr, &[]);
+    assert!(
+        err.contains(&format!("{addr} closed the connection during ApiVersions")),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_http_server_hits_the_frame_limit() {
+    let addr = fake_server(|mut s| {
+        let mut buf = [0u8; 64];
+        let _ = s.read(&mut buf);
+        let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+        std::thread::sleep(Duration::from_secs(2));
+    });
+    let (err, _) = against(&addr, &[]);
+    assert!(
+        err.contains(&format!(
+            "{addr} sent a 1213486160-byte response to ApiVersions, over the 104857600-byte limit"
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_silent_server_times_out_after_request_timeout_ms() {
+    let addr = fake_server(|mut s| {
+        let mut buf = [0u8; 64];
+        let _ = s.read(&mut buf);
+        std::thread::sleep(Duration::from_secs(10));
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("client.properties");
+    std::fs::write(&config, "request.timeout.ms=700\n").unwrap();
+    let (err, elapsed) = against(&addr, &["--command-config", config.to_str().unwrap()]);
+    assert_eq!(
+        err,
+        format!(
+            "Error while executing topic command : {addr} did not answer ApiVersions within 700 ms (request.timeout.ms); omit --bootstrap-server to use the embedded log instead"
+        )
+    );
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+}
