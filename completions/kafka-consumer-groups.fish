@@ -16,6 +16,9 @@ complete -c kafka-consumer-groups -l shift-by -d 'Reset offsets shifting current
 complete -c kafka-consumer-groups -l to-datetime -d 'Reset offsets to offset from datetime. Format: \'YYYY-MM-DDThh:mm:ss.sss\' with an optional zone (Z, +hh, +hhmm, +hh:mm); UTC if none.' -r
 complete -c kafka-consumer-groups -l by-duration -d 'Reset offsets to offset by duration from current timestamp. Format: \'PnDTnHnMnS\'.' -r
 complete -c kafka-consumer-groups -l from-file -d 'Reset offsets to values defined in CSV file.' -r
+complete -c kafka-consumer-groups -l output -d 'How --list, --describe and the --reset-offsets plan are printed: text (Kafka\'s), json (one JSON document) or table (aligned tables with lag totals) [default: text].' -r -f -a "text\t''
+json\t''
+table\t''"
 complete -c kafka-consumer-groups -l command-config -d 'Property file containing configs to be passed to Admin Client.' -r
 complete -c kafka-consumer-groups -l bootstrap-server -d 'Kafka cluster to connect to (omit to use the embedded log)' -r
 complete -c kafka-consumer-groups -l profile -d 'A named cluster or log dir from ~/.config/kafkit/config.toml [env: KAFKIT_PROFILE]' -r

@@ -1175,3 +1175,300 @@ fn describe_warns_while_rebalancing() {
     let state = k.ok(G, &["--list", "--state", "PreparingRebalance"], None);
     assert!(state.contains("\ng "), "{state}");
 }
+
+fn json_of(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not one JSON document ({e}): {text}"))
+}
+
+#[test]
+fn output_json_for_list_describe_and_reset() {
+    use serde_json::json;
+    let k = Kafkit::new();
+    topic_with(&k, "orders", &[5, 3]);
+    topic_with(&k, "old-topic", &[4]);
+    seed(&k, "g", &[("orders", 0, 2), ("old-topic", 0, 1)]);
+    seed(&k, "idle", &[("orders", 1, 3)]);
+    let member = live_member(&k, "g", &[("orders", 2)]);
+    let id = member.member_id().to_string();
+    let host = hostname();
+
+    // --output text is the default, byte for byte.
+    assert_eq!(
+        k.ok(G, &["--describe", "--group", "g", "--output", "text"], None),
+        k.ok(G, &["--describe", "--group", "g"], None)
+    );
+
+    let (code, out, err) = out_err(&k, &["--list", "--output", "json"]);
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    assert_eq!(
+        json_of(&out),
+        json!({"groups": [
+            {"group": "g", "type": "Classic", "state": "Stable"},
+            {"group": "idle", "type": "Classic", "state": "Empty"},
+        ]})
+    );
+    let out = k.ok(G, &["--list", "--state", "Empty", "--output", "json"], None);
+    assert_eq!(
+        json_of(&out),
+        json!({"groups": [{"group": "idle", "type": "Classic", "state": "Empty"}]})
+    );
+
+    let (code, out, err) = out_err(&k, &["--describe", "--group", "g", "--output", "json"]);
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    let owned_row = |p: u32, current: serde_json::Value, end: i64, lag: serde_json::Value| {
+        json!({"topic": "orders", "partition": p, "leaderEpoch": null, "currentOffset": current,
+            "logEndOffset": end, "lag": lag, "consumerId": id, "host": host,
+            "clientId": "console-consumer"})
+    };
+    let expected = json!({"groups": [{
+        "group": "g",
+        "state": "Stable",
+        "partitions": [
+            owned_row(0, json!(2), 5, json!(3)),
+            owned_row(1, json!(null), 3, json!(null)),
+            {"topic": "old-topic", "partition": 0, "leaderEpoch": null, "currentOffset": 1,
+                "logEndOffset": 4, "lag": 3, "consumerId": null, "host": null, "clientId": null},
+        ],
+        "totalLag": 6,
+    }]});
+    assert_eq!(json_of(&out), expected);
+    // --verbose and --offsets do not change the document.
+    let out = k.ok(
+        G,
+        &[
+            "--describe",
+            "--group",
+            "g",
+            "--offsets",
+            "--verbose",
+            "--output",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(json_of(&out), expected);
+
+    // Several groups: one document; the notice for the empty one stays on stderr.
+    let (code, out, err) = out_err(&k, &["--describe", "--all-groups", "--output", "json"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(err, "\nConsumer group 'idle' has no active members.\n");
+    let doc = json_of(&out);
+    assert_eq!(doc["groups"][0], expected["groups"][0]);
+    assert_eq!(
+        doc["groups"][1],
+        json!({"group": "idle", "state": "Empty", "partitions": [
+            {"topic": "orders", "partition": 1, "leaderEpoch": null, "currentOffset": 3,
+                "logEndOffset": 3, "lag": 0, "consumerId": null, "host": null, "clientId": null},
+        ], "totalLag": 0})
+    );
+
+    let out = k.ok(
+        G,
+        &[
+            "--describe",
+            "--group",
+            "g",
+            "--members",
+            "--output",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(
+        json_of(&out),
+        json!({"groups": [{"group": "g", "state": "Stable", "members": [{
+            "consumerId": id, "host": host, "clientId": "console-consumer", "partitions": 2,
+            "assignment": [{"topic": "orders", "partition": 0}, {"topic": "orders", "partition": 1}],
+        }]}]})
+    );
+
+    let out = k.ok(
+        G,
+        &[
+            "--describe",
+            "--group",
+            "g",
+            "--group",
+            "idle",
+            "--state",
+            "--output",
+            "json",
+        ],
+        None,
+    );
+    let coordinator = json!({"id": 0, "host": k.log_dir().display().to_string()});
+    assert_eq!(
+        json_of(&out),
+        json!({"groups": [
+            {"group": "g", "coordinator": coordinator, "assignmentStrategy": "range",
+                "state": "Stable", "members": 1},
+            {"group": "idle", "coordinator": coordinator, "assignmentStrategy": null,
+                "state": "Empty", "members": 0},
+        ]})
+    );
+
+    // The reset plan, dry run then executed.
+    let args = [
+        "--reset-offsets",
+        "--group",
+        "idle",
+        "--topic",
+        "orders",
+        "--to-earliest",
+        "--output",
+        "json",
+    ];
+    let plan = |executed: bool| {
+        json!({"groups": [{"group": "idle", "partitions": [
+            {"topic": "orders", "partition": 0, "newOffset": 0},
+            {"topic": "orders", "partition": 1, "newOffset": 0},
+        ]}], "executed": executed})
+    };
+    let (code, out, err) = out_err(&k, &[&args[..], &["--dry-run"]].concat());
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    assert_eq!(json_of(&out), plan(false));
+    assert_eq!(committed(&k, "idle"), owned(&[("orders", 1, 3)]));
+    let out = k.ok(G, &[&args[..], &["--execute"]].concat(), None);
+    assert_eq!(json_of(&out), plan(true));
+    assert_eq!(
+        committed(&k, "idle"),
+        owned(&[("orders", 0, 0), ("orders", 1, 0)])
+    );
+    drop(member);
+}
+
+#[test]
+fn output_table_has_lag_totals() {
+    let k = Kafkit::new();
+    topic_with(&k, "orders", &[5, 3]);
+    topic_with(&k, "old-topic", &[4]);
+    seed(
+        &k,
+        "g",
+        &[("orders", 0, 2), ("orders", 1, 1), ("old-topic", 0, 1)],
+    );
+    let (code, out, err) = out_err(&k, &["--describe", "--group", "g", "--output", "table"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(err, "\nConsumer group 'g' has no active members.\n");
+    let row = |cells: &[&str]| -> String {
+        let line = out
+            .lines()
+            .find(|l| {
+                let got: Vec<&str> = l.split('|').map(str::trim).collect();
+                got.len() > cells.len() && got[1..=cells.len()] == *cells
+            })
+            .unwrap_or_else(|| panic!("no row {cells:?} in\n{out}"));
+        line.to_string()
+    };
+    assert!(out.starts_with("GROUP g (Empty)\n+--"), "{out}");
+    row(&["orders", "0", "2", "5", "3", "-", "-", "-"]);
+    row(&["orders", "1", "1", "3", "2"]);
+    row(&["orders", "TOTAL LAG", "", "", "5"]);
+    row(&["old-topic", "TOTAL LAG", "", "", "3"]);
+    row(&["TOTAL LAG (group)", "", "", "", "8"]);
+    assert!(out.is_ascii() && !out.contains('\x1b'), "{out}");
+
+    let out = k.ok(G, &["--list", "--output", "table"], None);
+    assert!(out.contains("| GROUP | TYPE    | STATE |"), "{out}");
+    assert!(out.contains("| g     | Classic | Empty |"), "{out}");
+
+    let out = k.ok(
+        G,
+        &[
+            "--reset-offsets",
+            "--group",
+            "g",
+            "--topic",
+            "old-topic",
+            "--to-latest",
+            "--dry-run",
+            "--output",
+            "table",
+        ],
+        None,
+    );
+    assert!(
+        out.contains("| GROUP | TOPIC     | PARTITION | NEW-OFFSET |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| g     | old-topic |         0 |          4 |"),
+        "{out}"
+    );
+
+    let out = k.ok(
+        G,
+        &["--describe", "--group", "g", "--state", "--output", "table"],
+        None,
+    );
+    assert!(out.contains("| Empty |        0 |"), "{out}");
+    let out = k.ok(
+        G,
+        &[
+            "--describe",
+            "--group",
+            "g",
+            "--members",
+            "--output",
+            "table",
+        ],
+        None,
+    );
+    assert!(out.contains("| GROUP | CONSUMER-ID |"), "{out}");
+}
+
+#[test]
+fn output_usage_errors() {
+    let k = Kafkit::new();
+    topic_with(&k, "t", &[1]);
+    seed(&k, "g", &[("t", 0, 0)]);
+    let err = k.fails(G, &["--list", "--output", "xml"], None, 2);
+    assert_eq!(
+        err,
+        "Invalid value 'xml' for option --output; valid values are: text, json, table (see kafka-consumer-groups --help)\n"
+    );
+    for format in ["json", "table", "text"] {
+        let err = k.fails(
+            G,
+            &[
+                "--reset-offsets",
+                "--group",
+                "g",
+                "--all-topics",
+                "--to-earliest",
+                "--dry-run",
+                "--export",
+                "--output",
+                format,
+            ],
+            None,
+            2,
+        );
+        assert_eq!(
+            err,
+            "Option \"[output]\" can't be used with option \"[export]\" (see kafka-consumer-groups --help)\n"
+        );
+    }
+    let err = k.fails(
+        G,
+        &["--delete", "--group", "g", "--output", "json"],
+        None,
+        2,
+    );
+    assert!(
+        err.starts_with("--output json is not supported with --delete;"),
+        "{err}"
+    );
+    let err = k.fails(
+        G,
+        &["--validate-regex", "a.*", "--output", "table"],
+        None,
+        2,
+    );
+    assert!(
+        err.starts_with("--output table is not supported with --validate-regex;"),
+        "{err}"
+    );
+    // Nothing was changed.
+    assert_eq!(committed(&k, "g"), owned(&[("t", 0, 0)]));
+}

@@ -152,7 +152,7 @@ impl OutputFormat {
 pub fn new_table(header: &[&str]) -> comfy_table::Table {
     let mut table = comfy_table::Table::new();
     table
-        .load_style(comfy_table::presets::ASCII_MARKDOWN)
+        .load_style(comfy_table::presets::ASCII_FULL_CONDENSED)
         .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
         .set_header(header.to_vec());
     table

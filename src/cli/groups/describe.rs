@@ -1,10 +1,31 @@
 //! `--describe`: the offsets view (default, `--offsets`), `--members` and `--state`, each with
 //! `--verbose`, in Kafka's formats and column widths. Groups are printed sorted by id; a group
 //! that does not exist fails the whole command before anything is printed, as in Kafka 4.3.
+//!
+//! `--output json` prints one document for all the groups (`--verbose` changes nothing in it):
+//!
+//! ```text
+//! offsets: {"groups":[{"group":"g","state":"Stable","partitions":[{"topic":"t","partition":0,
+//!           "leaderEpoch":null,"currentOffset":5,"logEndOffset":9,"lag":4,"consumerId":"c-1",
+//!           "host":"box","clientId":"c"}],"totalLag":4}]}
+//! members: {"groups":[{"group":"g","state":"Stable","members":[{"consumerId":"c-1",
+//!           "host":"box","clientId":"c","partitions":1,
+//!           "assignment":[{"topic":"t","partition":0}]}]}]}
+//! state:   {"groups":[{"group":"g","coordinator":{"id":0,"host":"/log/dir"},
+//!           "assignmentStrategy":"range","state":"Stable","members":1}]}
+//! ```
+//!
+//! Missing values (no committed offset, no owner, no strategy without members) are `null`;
+//! `host` is the member's host name without the `/` Kafka's text puts before it; `totalLag` sums
+//! the known lags. `--output table` prints the offsets view as one table per group with a
+//! `TOTAL LAG` row per topic and one for the group, the other views as one table.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
 
 use super::logs::Logs;
+use super::output::{self, Format};
 use super::{Opts, emit, failed, pad};
 use crate::cli::CliError;
 use crate::local::LogDir;
@@ -18,6 +39,15 @@ pub(super) fn run(dir: &LogDir, o: &Opts) -> Result<(), CliError> {
     let groups = describe_all(dir, o)?;
     let verbose = o.has("verbose");
     let mut logs = Logs::new(dir);
+    if o.format != Format::Text {
+        return if o.has("members") {
+            members_doc(&groups, o.format)
+        } else if o.has("state") {
+            state_doc(dir, &groups, o.format)
+        } else {
+            offsets_doc(&mut logs, &groups, o.format)
+        };
+    }
     for d in &groups {
         if o.has("members") {
             members_view(d, verbose)?;
@@ -151,10 +181,7 @@ fn offset_cells(d: &GroupDescription, r: &OffsetRow, verbose: bool) -> Vec<Strin
     let committed = d.offsets.get(r.tp);
     let opt = |v: Option<i64>| v.map_or(MISSING.to_string(), |v| v.to_string());
     let current = committed.map(|c| c.offset);
-    let lag = match (current, r.end) {
-        (Some(c), Some(e)) if c != -1 => Some(e.saturating_sub(c)),
-        _ => None,
-    };
+    let lag = lag(current, r.end);
     let mut cells = vec![d.group_id.clone(), r.tp.0.clone(), r.tp.1.to_string()];
     if verbose {
         cells.push(opt(committed.and_then(|c| c.leader_epoch).map(i64::from)));
@@ -165,6 +192,14 @@ fn offset_cells(d: &GroupDescription, r: &OffsetRow, verbose: bool) -> Vec<Strin
         None => cells.extend([MISSING, MISSING, MISSING].map(String::from)),
     }
     cells
+}
+
+/// The lag of a committed offset behind the log end, when both are known.
+fn lag(current: Option<i64>, end: Option<i64>) -> Option<i64> {
+    match (current, end) {
+        (Some(c), Some(e)) if c != -1 => Some(e.saturating_sub(c)),
+        _ => None,
+    }
 }
 
 /// Fields separated by one space, each left-justified in its width (0: unpadded).
@@ -299,6 +334,286 @@ fn state_view(dir: &LogDir, d: &GroupDescription, verbose: bool) -> Result<(), C
         join_padded(&header, &widths),
         join_padded(&row, &widths)
     ))
+}
+
+/// The groups of a `--describe --output json` document.
+#[derive(Serialize)]
+struct Doc<T> {
+    groups: Vec<T>,
+}
+
+/// One group of the offsets view.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GroupOffsets<'a> {
+    group: &'a str,
+    state: &'static str,
+    partitions: Vec<PartitionOffset<'a>>,
+    total_lag: i64,
+}
+
+/// One partition of the offsets view.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PartitionOffset<'a> {
+    topic: &'a str,
+    partition: u32,
+    leader_epoch: Option<i32>,
+    current_offset: Option<i64>,
+    log_end_offset: Option<i64>,
+    lag: Option<i64>,
+    consumer_id: Option<&'a str>,
+    host: Option<&'a str>,
+    client_id: Option<&'a str>,
+}
+
+fn partition_offset<'a>(d: &'a GroupDescription, r: &OffsetRow<'a>) -> PartitionOffset<'a> {
+    let committed = d.offsets.get(r.tp);
+    let current = committed.map(|c| c.offset).filter(|c| *c != -1);
+    PartitionOffset {
+        topic: &r.tp.0,
+        partition: r.tp.1,
+        leader_epoch: committed.and_then(|c| c.leader_epoch),
+        current_offset: current,
+        log_end_offset: r.end,
+        lag: lag(current, r.end),
+        consumer_id: r.owner.map(|m| m.member_id.as_str()),
+        host: r.owner.map(|m| m.host.as_str()),
+        client_id: r.owner.map(|m| m.client_id.as_str()),
+    }
+}
+
+fn offsets_doc(
+    logs: &mut Logs,
+    groups: &[GroupDescription],
+    format: Format,
+) -> Result<(), CliError> {
+    let mut docs = Vec::with_capacity(groups.len());
+    let mut text = String::new();
+    for d in groups {
+        let rows = offset_rows(logs, d)?;
+        let show = state_notice(d, rows.len());
+        let partitions: Vec<PartitionOffset> =
+            rows.iter().map(|r| partition_offset(d, r)).collect();
+        let total_lag = partitions.iter().filter_map(|p| p.lag).sum();
+        let doc = GroupOffsets {
+            group: &d.group_id,
+            state: d.state.name(),
+            partitions,
+            total_lag,
+        };
+        if format == Format::Table && show {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&offsets_table(&doc));
+        }
+        docs.push(doc);
+    }
+    match format {
+        Format::Json => output::json(&Doc { groups: docs }),
+        _ => emit(&text),
+    }
+}
+
+/// A group's offsets table: a title line, the partitions sorted by topic and partition, a
+/// `TOTAL LAG` row after each topic and one for the group.
+fn offsets_table(g: &GroupOffsets) -> String {
+    let mut t = output::table(
+        &[
+            "TOPIC",
+            "PARTITION",
+            "CURRENT-OFFSET",
+            "LOG-END-OFFSET",
+            "LAG",
+            "CONSUMER-ID",
+            "HOST",
+            "CLIENT-ID",
+        ],
+        &[1, 2, 3, 4],
+    );
+    let mut by_topic: BTreeMap<&str, Vec<&PartitionOffset>> = BTreeMap::new();
+    for p in &g.partitions {
+        by_topic.entry(p.topic).or_default().push(p);
+    }
+    for (topic, mut parts) in by_topic {
+        parts.sort_by_key(|p| p.partition);
+        for p in &parts {
+            t.add_row(vec![
+                topic.to_string(),
+                p.partition.to_string(),
+                output::cell(p.current_offset),
+                output::cell(p.log_end_offset),
+                output::cell(p.lag),
+                output::cell(p.consumer_id),
+                output::cell(p.host),
+                output::cell(p.client_id),
+            ]);
+        }
+        let topic_lag: i64 = parts.iter().filter_map(|p| p.lag).sum();
+        t.add_row(vec![
+            topic.to_string(),
+            "TOTAL LAG".to_string(),
+            String::new(),
+            String::new(),
+            topic_lag.to_string(),
+        ]);
+    }
+    t.add_row(vec![
+        "TOTAL LAG (group)".to_string(),
+        String::new(),
+        String::new(),
+        String::new(),
+        g.total_lag.to_string(),
+    ]);
+    format!("GROUP {} ({})\n{}", g.group, g.state, output::render(&t))
+}
+
+/// One group of the members view.
+#[derive(Serialize)]
+struct GroupMembers<'a> {
+    group: &'a str,
+    state: &'static str,
+    members: Vec<MemberDoc<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MemberDoc<'a> {
+    consumer_id: &'a str,
+    host: &'a str,
+    client_id: &'a str,
+    partitions: usize,
+    assignment: Vec<TopicPartitionDoc<'a>>,
+}
+
+#[derive(Serialize)]
+struct TopicPartitionDoc<'a> {
+    topic: &'a str,
+    partition: u32,
+}
+
+fn members_doc(groups: &[GroupDescription], format: Format) -> Result<(), CliError> {
+    let mut docs = Vec::with_capacity(groups.len());
+    for d in groups {
+        state_notice(d, d.members.len());
+        let members = d
+            .members
+            .iter()
+            .map(|m| {
+                let mut assignment: Vec<&TopicPartition> = m.assignment.iter().collect();
+                assignment.sort();
+                MemberDoc {
+                    consumer_id: &m.member_id,
+                    host: &m.host,
+                    client_id: &m.client_id,
+                    partitions: m.assignment.len(),
+                    assignment: assignment
+                        .into_iter()
+                        .map(|(topic, partition)| TopicPartitionDoc {
+                            topic,
+                            partition: *partition,
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        docs.push(GroupMembers {
+            group: &d.group_id,
+            state: d.state.name(),
+            members,
+        });
+    }
+    if format == Format::Json {
+        return output::json(&Doc { groups: docs });
+    }
+    let mut t = output::table(
+        &[
+            "GROUP",
+            "CONSUMER-ID",
+            "HOST",
+            "CLIENT-ID",
+            "#PARTITIONS",
+            "ASSIGNMENT",
+        ],
+        &[4],
+    );
+    for g in &docs {
+        for m in &g.members {
+            let tps: Vec<TopicPartition> = m
+                .assignment
+                .iter()
+                .map(|a| (a.topic.to_string(), a.partition))
+                .collect();
+            t.add_row(vec![
+                g.group.to_string(),
+                m.consumer_id.to_string(),
+                m.host.to_string(),
+                m.client_id.to_string(),
+                m.partitions.to_string(),
+                assignment_text(&tps),
+            ]);
+        }
+    }
+    emit(&output::render(&t))
+}
+
+/// One group of the state view.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GroupStateDoc<'a> {
+    group: &'a str,
+    coordinator: Coordinator,
+    assignment_strategy: Option<&'static str>,
+    state: &'static str,
+    members: usize,
+}
+
+/// The group coordinator: the embedded log's node id and directory.
+#[derive(Serialize)]
+struct Coordinator {
+    id: i32,
+    host: String,
+}
+
+fn state_doc(dir: &LogDir, groups: &[GroupDescription], format: Format) -> Result<(), CliError> {
+    let mut docs = Vec::with_capacity(groups.len());
+    for d in groups {
+        state_notice(d, 1);
+        docs.push(GroupStateDoc {
+            group: &d.group_id,
+            coordinator: Coordinator {
+                id: LOCAL_NODE_ID,
+                host: dir.root().display().to_string(),
+            },
+            assignment_strategy: (!d.members.is_empty()).then_some(d.protocol),
+            state: d.state.name(),
+            members: d.members.len(),
+        });
+    }
+    if format == Format::Json {
+        return output::json(&Doc { groups: docs });
+    }
+    let mut t = output::table(
+        &[
+            "GROUP",
+            "COORDINATOR (ID)",
+            "ASSIGNMENT-STRATEGY",
+            "STATE",
+            "#MEMBERS",
+        ],
+        &[4],
+    );
+    for g in &docs {
+        t.add_row(vec![
+            g.group.to_string(),
+            format!("{} ({})", g.coordinator.host, g.coordinator.id),
+            output::cell(g.assignment_strategy),
+            g.state.to_string(),
+            g.members.to_string(),
+        ]);
+    }
+    emit(&output::render(&t))
 }
 
 #[cfg(test)]

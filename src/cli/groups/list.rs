@@ -1,7 +1,14 @@
 //! `--list`: group ids one per line (sorted; Kafka prints the brokers' order), or with
 //! `--state [list]` / `--type [list]` Kafka's GROUP / TYPE / STATE table. Every group on the
 //! embedded log has type `Classic`.
+//!
+//! `--output json` prints `{"groups":[{"group":"g","type":"Classic","state":"Stable"}]}` and
+//! `--output table` a GROUP / TYPE / STATE table: both always carry type and state, and apply
+//! the `--state` / `--type` filters when given.
 
+use serde::Serialize;
+
+use super::output::{self, Format};
 use super::{Opts, emit, java_split, pad};
 use crate::cli::{CliError, usage};
 use crate::local::LogDir;
@@ -27,7 +34,7 @@ pub(super) fn run(dir: &LogDir, o: &Opts) -> Result<(), CliError> {
     let with_type = o.has("type");
     let with_state = o.has("state");
     let store = dir.groups();
-    if !with_type && !with_state {
+    if o.format == Format::Text && !with_type && !with_state {
         let mut text = String::new();
         for group in store.list()? {
             text.push_str(&group);
@@ -49,7 +56,39 @@ pub(super) fn run(dir: &LogDir, o: &Opts) -> Result<(), CliError> {
             rows.push((group, state));
         }
     }
-    emit(&table(&rows, with_type, with_state))
+    match o.format {
+        Format::Text => emit(&table(&rows, with_type, with_state)),
+        Format::Json => output::json(&ListDoc {
+            groups: rows
+                .iter()
+                .map(|(group, state)| ListedGroup {
+                    group,
+                    r#type: LOCAL_TYPE,
+                    state,
+                })
+                .collect(),
+        }),
+        Format::Table => {
+            let mut t = output::table(&["GROUP", "TYPE", "STATE"], &[]);
+            for (group, state) in &rows {
+                t.add_row(vec![group.as_str(), LOCAL_TYPE, state]);
+            }
+            emit(&output::render(&t))
+        }
+    }
+}
+
+/// `--list --output json`.
+#[derive(Serialize)]
+struct ListDoc<'a> {
+    groups: Vec<ListedGroup<'a>>,
+}
+
+#[derive(Serialize)]
+struct ListedGroup<'a> {
+    group: &'a str,
+    r#type: &'static str,
+    state: &'a str,
 }
 
 /// Parses a comma-separated, case-insensitive filter into canonical names; empty means none.

@@ -6,6 +6,7 @@
 //! - [`logs`]: partition counts and log start/end offsets, cached per run.
 //! - [`plan_file`]: the reset plan CSV (`--export`, `--from-file`).
 //! - [`time`]: `--to-datetime` and `--by-duration` parsing.
+//! - [`output`]: `--output text|json|table` for list, describe and the reset plan.
 //!
 //! Differences from Kafka: errors go to stderr after `Error: ` and exit 1 (Kafka prints them on
 //! stdout and exits 0); rows are sorted where Kafka prints hash-map order; warnings are on
@@ -15,6 +16,7 @@ mod delete;
 mod describe;
 mod list;
 mod logs;
+mod output;
 mod plan_file;
 mod reset;
 mod time;
@@ -165,7 +167,11 @@ fn reset_options(cmd: Command) -> Command {
 /// The clap definition of `kafka-consumer-groups`.
 pub fn command() -> Command {
     let cmd = Command::new("kafka-consumer-groups").about(ABOUT);
-    let cmd = reset_options(views(selection(actions(cmd))));
+    let cmd = reset_options(views(selection(actions(cmd)))).arg(
+        value("output", "format", "How --list, --describe and the --reset-offsets plan are printed: text (Kafka's), json (one JSON document) or table (aligned tables with lag totals) [default: text].")
+            .help_heading("Output")
+            .value_parser(crate::cli::Suggest(&output::FORMATS)),
+    );
     connection_args(
         cmd.arg(
             Arg::new("command-config")
@@ -185,6 +191,8 @@ pub fn main() -> ExitCode {
 /// The parsed command line, with jopt-simple's notion of "given".
 pub(crate) struct Opts<'a> {
     m: &'a ArgMatches,
+    /// `--output`, set once the options are validated.
+    format: output::Format,
 }
 
 impl<'a> Opts<'a> {
@@ -224,8 +232,12 @@ impl<'a> Opts<'a> {
 }
 
 fn run(m: &ArgMatches) -> Result<(), CliError> {
-    let o = Opts { m };
+    let mut o = Opts {
+        m,
+        format: output::Format::Text,
+    };
     let action = validate::check(&o)?;
+    o.format = output::format_from_opts(&o, action)?;
     if action == "validate-regex" {
         return validate_regex(o.value("validate-regex").unwrap_or(""));
     }

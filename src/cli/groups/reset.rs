@@ -5,10 +5,17 @@
 //! Unlike Kafka, which resets group after group, every group's plan is computed and checked
 //! first: any error (an active group, a missing partition, a bad date or CSV line) changes no
 //! committed offset. Rows are sorted by group, topic and partition (Kafka: hash-map order).
+//!
+//! `--output json` prints the plan, dry run or executed, as
+//! `{"groups":[{"group":"g","partitions":[{"topic":"t","partition":0,"newOffset":0}]}],
+//! "executed":false}`; `--output table` as a GROUP / TOPIC / PARTITION / NEW-OFFSET table.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde::Serialize;
+
 use super::logs::{Logs, Tp, tp_name};
+use super::output::{self, Format};
 use super::plan_file::{self, Plans};
 use super::time::{millis_before_now, parse_datetime, parse_duration};
 use super::{Opts, SCENARIOS, emit, failed, java_split, pad};
@@ -59,8 +66,15 @@ pub(super) fn run(dir: &LogDir, o: &Opts) -> Result<(), CliError> {
         }
         return Err(anyhow::anyhow!(last).into());
     }
-    if !o.dry_run() {
+    let executed = !o.dry_run();
+    if executed {
         execute(dir, &plans)?;
+    }
+    if o.format == Format::Json {
+        return output::json(&plan_doc(&plans, executed));
+    }
+    if o.format == Format::Table {
+        return emit(&plan_table(&plans));
     }
     if o.has("export") {
         emit(&format!(
@@ -116,6 +130,63 @@ fn table(plans: &Plans) -> String {
     }
     text.push('\n');
     text
+}
+
+/// `--reset-offsets --output json`.
+#[derive(Serialize)]
+struct PlanDoc<'a> {
+    groups: Vec<GroupPlan<'a>>,
+    executed: bool,
+}
+
+#[derive(Serialize)]
+struct GroupPlan<'a> {
+    group: &'a str,
+    partitions: Vec<NewOffset<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NewOffset<'a> {
+    topic: &'a str,
+    partition: i64,
+    new_offset: i64,
+}
+
+fn plan_doc(plans: &Plans, executed: bool) -> PlanDoc<'_> {
+    PlanDoc {
+        groups: plans
+            .iter()
+            .map(|(group, plan)| GroupPlan {
+                group,
+                partitions: plan
+                    .iter()
+                    .map(|((topic, partition), offset)| NewOffset {
+                        topic,
+                        partition: *partition,
+                        new_offset: *offset,
+                    })
+                    .collect(),
+            })
+            .collect(),
+        executed,
+    }
+}
+
+/// The plan as a comfy-table.
+fn plan_table(plans: &Plans) -> String {
+    let mut t = output::table(&["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"], &[2, 3]);
+    for (group, plan) in plans {
+        for ((topic, partition), offset) in plan {
+            t.add_row(vec![
+                group.clone(),
+                topic.clone(),
+                partition.to_string(),
+                offset.to_string(),
+            ]);
+        }
+    }
+    output::render(&t)
 }
 
 /// A `--topic` value: `t` or `t:0,2`.
