@@ -5,8 +5,11 @@
 //! the broker-side decoders are never compiled.
 
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsRequest, ApiVersionsResponse, CreateTopicsRequest, CreateTopicsResponse,
-    DeleteTopicsRequest, DeleteTopicsResponse, MetadataRequest, MetadataResponse,
+    ApiKey, ApiVersionsRequest, ApiVersionsResponse, CreatePartitionsRequest,
+    CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest,
+    DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse, DescribeConfigsRequest,
+    DescribeConfigsResponse, DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse,
+    MetadataRequest, MetadataResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message};
 
@@ -37,4 +40,8 @@ apis! {
     Metadata: MetadataRequest => MetadataResponse;
     CreateTopics: CreateTopicsRequest => CreateTopicsResponse;
     DeleteTopics: DeleteTopicsRequest => DeleteTopicsResponse;
+    DescribeConfigs: DescribeConfigsRequest => DescribeConfigsResponse;
+    CreatePartitions: CreatePartitionsRequest => CreatePartitionsResponse;
+    DescribeCluster: DescribeClusterRequest => DescribeClusterResponse;
+    DescribeTopicPartitions: DescribeTopicPartitionsRequest => DescribeTopicPartitionsResponse;
 }
