@@ -413,6 +413,17 @@ fn describe_agrees_with_java_filters_included() {
 
     let (ours_lines, java_lines) = describe_both(&["--topic", &only_ours]);
     assert_eq!(ours_lines, java_lines);
+    // Pages of one partition, followed by cursor, give the same answer.
+    assert_eq!(
+        ours_ok(&[
+            "--describe",
+            "--topic",
+            &only_ours,
+            "--partition-size-limit-per-response",
+            "1"
+        ]),
+        described
+    );
     for filter in [
         "--under-replicated-partitions",
         "--unavailable-partitions",
