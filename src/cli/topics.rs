@@ -271,7 +271,7 @@ fn create(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliE
         Some(text) => parse_replica_assignment(text)?,
         None => match m.get_one::<i32>("partitions") {
             Some(p) => *p as u32,
-            None => default_partitions(dir)?,
+            None => dir.default_partitions()?,
         },
     };
     if let Some(rf) = m.get_one::<i32>("replication-factor").filter(|rf| **rf > 1) {
@@ -288,25 +288,6 @@ fn create(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliE
         }
         Err(LocalError::TopicExists(_)) if if_not_exists => Ok(()),
         Err(e) => Err(e.into()),
-    }
-}
-
-/// `num.partitions` of the log dir's settings, default 1 (Kafka's broker default).
-fn default_partitions(dir: &LogDir) -> Result<u32, CliError> {
-    match dir.setting("num.partitions")? {
-        None => Ok(1),
-        Some(v) => v
-            .trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|p| *p > 0)
-            .ok_or_else(|| {
-                anyhow!(
-                    "num.partitions={v} in {} is not a positive integer",
-                    dir.root().join("config.properties").display()
-                )
-                .into()
-            }),
     }
 }
 
