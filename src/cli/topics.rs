@@ -266,7 +266,7 @@ fn create(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliE
     {
         return Err(anyhow!("The partitions must be greater than 0").into());
     }
-    let configs = parse_configs(m)?;
+    let configs = local_configs(m)?;
     let partitions = match m.get_one::<String>("replica-assignment") {
         Some(text) => parse_replica_assignment(text)?,
         None => match m.get_one::<i32>("partitions") {
@@ -291,8 +291,9 @@ fn create(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliE
     }
 }
 
-/// `--config` entries, split on `\s*=\s*` and validated as Kafka topic configs.
-fn parse_configs(m: &ArgMatches) -> Result<BTreeMap<String, String>, CliError> {
+/// `--config` entries, split on `\s*=\s*` and validated as Kafka's tool validates them
+/// (a cluster's broker checks them again), with Kafka's warnings for duplicate list items.
+pub(crate) fn parse_configs(m: &ArgMatches) -> Result<BTreeMap<String, String>, CliError> {
     let mut configs = BTreeMap::new();
     let split = Regex::new(r"\s*=\s*").expect("valid regex");
     for entry in m.get_many::<String>("config").into_iter().flatten() {
@@ -303,22 +304,27 @@ fn parse_configs(m: &ArgMatches) -> Result<BTreeMap<String, String>, CliError> {
             )
             .into());
         }
-        let (name, value) = (parts[0].trim(), parts[1].trim());
-        configs.insert(name.to_string(), value.to_string());
+        configs.insert(parts[0].trim().to_string(), parts[1].trim().to_string());
     }
     topic_config::validate_all(&configs).map_err(|e| anyhow!(e))?;
-    if let Some(policy) = configs.get("cleanup.policy")
-        && policy.split(',').any(|p| p.trim() == "compact")
-    {
-        return Err(anyhow!(
-                "cleanup.policy={policy}: compaction is not yet supported on the embedded log; use cleanup.policy=delete, or a Kafka cluster"
-            )
-            .into());
-    }
     for (name, value) in &configs {
         if let Some(warning) = topic_config::duplicate_warning(name, value) {
             eprintln!("{warning}");
         }
+    }
+    Ok(configs)
+}
+
+/// [`parse_configs`] for the embedded log, which cannot compact yet.
+fn local_configs(m: &ArgMatches) -> Result<BTreeMap<String, String>, CliError> {
+    let configs = parse_configs(m)?;
+    if let Some(policy) = configs.get("cleanup.policy")
+        && policy.split(',').any(|p| p.trim() == "compact")
+    {
+        return Err(anyhow!(
+            "cleanup.policy={policy}: compaction is not yet supported on the embedded log; use cleanup.policy=delete, or a Kafka cluster"
+        )
+        .into());
     }
     Ok(configs)
 }

@@ -7,12 +7,11 @@ use std::io::Write;
 
 use anyhow::anyhow;
 use clap::ArgMatches;
-use regex::Regex;
 
 use super::{PartitionView, REPORT_FILTERS, TopicView, topic_pattern, write_describe};
 use crate::backend::BackendError;
 use crate::cli::{CliError, OutputFormat};
-use crate::local::{topic_config, topic_name};
+use crate::local::topic_name;
 use crate::remote::{Cluster, NewTopic, PartitionIncrease, PartitionInfo, RemoteError, TopicInfo};
 
 /// TOPIC_ALREADY_EXISTS: ignored with `--if-not-exists`, as TopicCommand ignores it.
@@ -276,7 +275,7 @@ fn create(cluster: &mut Cluster, m: &ArgMatches, out: &mut impl Write) -> Result
     if partitions.is_some_and(|p| p < 1) {
         return Err(anyhow!("The partitions must be greater than 0").into());
     }
-    let configs = parse_configs(m)?;
+    let configs = super::parse_configs(m)?;
     let assignments = match m.get_one::<String>("replica-assignment") {
         Some(text) => parse_replica_assignment(text)?,
         None => Vec::new(),
@@ -309,30 +308,6 @@ fn create(cluster: &mut Cluster, m: &ArgMatches, out: &mut impl Write) -> Result
         }
     }
     Ok(())
-}
-
-/// `--config` entries, split on `\s*=\s*` and checked as Kafka's tool checks them before
-/// sending; the broker checks them again.
-fn parse_configs(m: &ArgMatches) -> Result<BTreeMap<String, String>, CliError> {
-    let mut configs = BTreeMap::new();
-    let split = Regex::new(r"\s*=\s*").expect("valid regex");
-    for entry in m.get_many::<String>("config").into_iter().flatten() {
-        let parts: Vec<&str> = split.split(entry).collect();
-        if parts.len() != 2 {
-            return Err(anyhow!(
-                "requirement failed: Invalid topic config: all configs to be added must be in the format \"key=val\"."
-            )
-            .into());
-        }
-        configs.insert(parts[0].trim().to_string(), parts[1].trim().to_string());
-    }
-    topic_config::validate_all(&configs).map_err(|e| anyhow!(e))?;
-    for (name, value) in &configs {
-        if let Some(warning) = topic_config::duplicate_warning(name, value) {
-            eprintln!("{warning}");
-        }
-    }
-    Ok(configs)
 }
 
 /// `--replica-assignment 1:2,2:3`: the replica broker ids of partitions 0, 1, ... with
