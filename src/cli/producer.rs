@@ -5,6 +5,7 @@
 //! per partition and flushes them (one write and one fdatasync per partition) when the input
 //! pauses past the linger, every few MiB, on `--sync` after each record, and at the end.
 
+use std::collections::VecDeque;
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
@@ -19,10 +20,11 @@ use super::progress::{self, Progress, Total};
 use super::properties::{self, Properties};
 use super::signals::Interrupt;
 use super::{CliError, connection_args, open_backend, run_tool, usage};
-use crate::backend::{Backend, BackendError};
+use crate::backend::Backend;
 use crate::local::lock::LockMode;
 use crate::local::{LocalError, LogDir, TopicMeta, topic_name};
 use crate::partitioner::Partitioner;
+use crate::remote::{Cluster, Producer, ProducerSettings};
 use crate::record::{BATCH_OVERHEAD, BatchBuilder, Compression};
 
 /// Pending bytes that trigger a flush even while input keeps coming.
@@ -125,6 +127,10 @@ struct Settings {
     linger: Duration,
     batch_size: usize,
     compression: Compression,
+    /// How a cluster is written to (unused by the embedded log).
+    remote: ProducerSettings,
+    /// `max.request.size`: the largest record a cluster is sent.
+    max_request_size: usize,
 }
 
 fn deprecated_pair(m: &ArgMatches, new: &str, old: &str) -> Result<Option<&'static str>, CliError> {
@@ -229,6 +235,68 @@ fn settings(m: &ArgMatches) -> Result<(Settings, Properties, Properties), CliErr
             "Invalid value {acks} for configuration acks: String must be one of: all, -1, 0, 1"
         ));
     }
+    let acks: i16 = match acks.trim() {
+        "all" | "-1" => -1,
+        "0" => 0,
+        _ => 1,
+    };
+    let retries = match m.get_one::<i32>("message-send-max-retries") {
+        Some(v) => *v as i64,
+        None => prop_num("retries")?.unwrap_or(3),
+    };
+    let retry_backoff = match m.get_one::<i64>("retry-backoff-ms") {
+        Some(v) => *v,
+        None => prop_num("retry.backoff.ms")?.unwrap_or(100),
+    };
+    let max_block = match m.get_one::<i64>("max-block-ms") {
+        Some(v) => *v,
+        None => prop_num("max.block.ms")?.unwrap_or(60000),
+    };
+    for (key, v) in [
+        ("retries", retries),
+        ("retry.backoff.ms", retry_backoff),
+        ("max.block.ms", max_block),
+    ] {
+        if v < 0 {
+            return usage(format!(
+                "Invalid value {v} for configuration {key}: Value must be at least 0"
+            ));
+        }
+    }
+    let max_request_size = prop_num("max.request.size")?.unwrap_or(1048576).max(1);
+    // Idempotent by default when acks=all, as Kafka; asked for explicitly, it needs acks=all.
+    let idempotence = match command.get("enable.idempotence").map(|v| v.trim().to_ascii_lowercase()) {
+        None => acks == -1,
+        Some(v) if v == "false" => false,
+        Some(v) if v == "true" && acks == -1 => true,
+        Some(v) if v == "true" => {
+            return Err(anyhow!(
+                "Must set acks to all in order to use the idempotent producer. Otherwise we cannot guarantee idempotence."
+            )
+            .into());
+        }
+        Some(v) => {
+            return usage(format!(
+                "Invalid value {v} for configuration enable.idempotence: Expected value to be either true or false"
+            ));
+        }
+    };
+    // The console producer's request timeout (and client id) replace the client library's,
+    // unless the properties set them; the flag always wins.
+    let mut command = command;
+    match m.get_one::<i32>("request-timeout-ms") {
+        Some(v) => {
+            command.insert("request.timeout.ms".into(), v.to_string());
+        }
+        None => {
+            command
+                .entry("request.timeout.ms".into())
+                .or_insert_with(|| "1500".into());
+        }
+    }
+    command
+        .entry("client.id".into())
+        .or_insert_with(|| "console-producer".into());
     // Kafka always sets compression.type from --compression-codec (none when absent).
     let codec = m
         .get_one::<String>("compression-codec")
@@ -244,6 +312,14 @@ fn settings(m: &ArgMatches) -> Result<(Settings, Properties, Properties), CliErr
         linger: Duration::from_millis(linger as u64),
         batch_size: batch_size.max(1) as usize,
         compression,
+        remote: ProducerSettings {
+            acks,
+            retries: retries.min(u32::MAX as i64) as u32,
+            retry_backoff: Duration::from_millis(retry_backoff as u64),
+            max_block: Duration::from_millis(max_block as u64),
+            idempotence,
+        },
+        max_request_size: max_request_size as usize,
     };
     Ok((settings, command, reader))
 }
@@ -280,16 +356,11 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     let reader = LineReader::from_properties(&reader_props).map_err(|e| anyhow!(e))?;
     topic_name::validate(&settings.topic)
         .map_err(|e| anyhow!("Invalid topic '{}': {e}", settings.topic))?;
-    let dir = match open_backend(m, Some(&command))? {
-        Backend::Local(dir) => dir,
-        Backend::Remote(_) => {
-            return Err(
-                BackendError::RemoteUnsupported("kafka-console-producer".to_string()).into(),
-            );
-        }
+    let mut sink = match open_backend(m, Some(&command))? {
+        Backend::Local(dir) => Sink::Local(LocalSink::new(dir, &settings)),
+        Backend::Remote(cluster) => Sink::Remote(RemoteSink::new(*cluster, &settings)),
     };
     let interrupt = Interrupt::install();
-    let mut sink = LocalSink::new(dir, &settings);
     let prompt = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let (chunks, recycle) = spawn_stdin_reader(prompt);
     let mut lines = LineSplitter::default();
@@ -500,6 +571,136 @@ struct Outgoing<'a> {
     headers: &'a [(&'a str, Option<&'a [u8]>)],
     timestamp: i64,
     partition: Option<u32>,
+}
+
+/// Where records go: the embedded log or a cluster, with the same interface.
+enum Sink {
+    Local(LocalSink),
+    Remote(Box<RemoteSink>),
+}
+
+impl Sink {
+    fn add(&mut self, record: Outgoing<'_>, number: u64) -> anyhow::Result<()> {
+        match self {
+            Sink::Local(s) => s.add(record, number),
+            Sink::Remote(s) => s.add(record, number),
+        }
+    }
+
+    fn flush(&mut self) -> anyhow::Result<()> {
+        match self {
+            Sink::Local(s) => s.flush(),
+            Sink::Remote(s) => s.flush(),
+        }
+    }
+
+    fn pending_bytes(&self) -> usize {
+        match self {
+            Sink::Local(s) => s.pending_bytes(),
+            Sink::Remote(s) => s.pending_bytes,
+        }
+    }
+}
+
+/// Builds batches per partition and sends them to the partitions' leaders.
+struct RemoteSink {
+    producer: Producer,
+    topic: String,
+    compression: Compression,
+    batch_size: usize,
+    max_request_size: usize,
+    partitioner: Partitioner,
+    /// Empty until the topic's metadata is known.
+    builders: Vec<BatchBuilder>,
+    /// Finished batches per partition, waiting for the next flush.
+    pending: Vec<VecDeque<bytes::Bytes>>,
+    pending_bytes: usize,
+}
+
+impl RemoteSink {
+    fn new(cluster: Cluster, settings: &Settings) -> Box<Self> {
+        Box::new(RemoteSink {
+            producer: cluster.into_producer(&settings.topic, settings.remote.clone()),
+            topic: settings.topic.clone(),
+            compression: settings.compression,
+            batch_size: settings.batch_size,
+            max_request_size: settings.max_request_size,
+            partitioner: Partitioner::new(1, settings.batch_size),
+            builders: Vec::new(),
+            pending: Vec::new(),
+            pending_bytes: 0,
+        })
+    }
+
+    fn add(&mut self, record: Outgoing<'_>, number: u64) -> anyhow::Result<()> {
+        if self.builders.is_empty() {
+            let partitions = self.producer.partitions()?;
+            self.partitioner = Partitioner::new(partitions, self.batch_size);
+            let id = self.producer.producer_id();
+            self.builders = (0..partitions)
+                .map(|_| {
+                    let mut b = BatchBuilder::new(self.compression);
+                    if let Some((id, epoch)) = id {
+                        b.set_producer(id, epoch, 0);
+                    }
+                    b
+                })
+                .collect();
+            self.pending = vec![VecDeque::new(); partitions as usize];
+        }
+        let partitions = self.builders.len() as u32;
+        let Outgoing {
+            key,
+            value,
+            headers,
+            timestamp,
+            partition,
+        } = record;
+        let size = BatchBuilder::new(self.compression).record_size(timestamp, key, value, headers);
+        let max = self.max_request_size;
+        if size + BATCH_OVERHEAD > max {
+            return Err(anyhow!(
+                "line {number}: The message is {} bytes when serialized which is larger than {max}, which is the value of the max.request.size configuration.",
+                size + BATCH_OVERHEAD
+            ));
+        }
+        let p = match partition {
+            Some(p) if p < partitions => p as usize,
+            Some(p) => {
+                return Err(anyhow!(
+                    "line {number} names partition {p}, but topic '{}' has {partitions} partition(s)",
+                    self.topic
+                ));
+            }
+            None => self.partitioner.partition(key, size) as usize,
+        };
+        let builder = &mut self.builders[p];
+        if !builder.is_empty() && builder.size() + size > self.batch_size.min(max) {
+            let batch = builder.build(0)?;
+            self.pending_bytes += batch.len();
+            self.pending[p].push_back(batch.into());
+        }
+        let builder = &mut self.builders[p];
+        let before = builder.size();
+        builder.append(timestamp, key, value, headers);
+        self.pending_bytes += builder.size() - before;
+        Ok(())
+    }
+
+    /// Sends everything read so far and waits for the acknowledgements.
+    fn flush(&mut self) -> anyhow::Result<()> {
+        for (p, builder) in self.builders.iter_mut().enumerate() {
+            if !builder.is_empty() {
+                self.pending[p].push_back(builder.build(0)?.into());
+            }
+        }
+        if self.pending.iter().all(VecDeque::is_empty) {
+            return Ok(());
+        }
+        self.producer.send(&mut self.pending)?;
+        self.pending_bytes = 0;
+        Ok(())
+    }
 }
 
 /// Builds batches per partition and appends them to the embedded log.

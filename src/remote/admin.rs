@@ -209,6 +209,11 @@ impl Client {
         }
     }
 
+    /// The bootstrap connection, for the requests of other modules (Produce, InitProducerId).
+    pub(crate) fn connection(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
     /// The address of the broker this client talks to.
     pub fn addr(&self) -> &str {
         self.conn.addr()

@@ -9,7 +9,8 @@ use kafka_protocol::messages::{
     CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest,
     DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse, DescribeConfigsRequest,
     DescribeConfigsResponse, DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse,
-    MetadataRequest, MetadataResponse,
+    InitProducerIdRequest, InitProducerIdResponse, MetadataRequest, MetadataResponse,
+    ProduceRequest, ProduceResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message};
 
@@ -44,4 +45,6 @@ apis! {
     CreatePartitions: CreatePartitionsRequest => CreatePartitionsResponse;
     DescribeCluster: DescribeClusterRequest => DescribeClusterResponse;
     DescribeTopicPartitions: DescribeTopicPartitionsRequest => DescribeTopicPartitionsResponse;
+    Produce: ProduceRequest => ProduceResponse;
+    InitProducerId: InitProducerIdRequest => InitProducerIdResponse;
 }

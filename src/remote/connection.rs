@@ -155,6 +155,52 @@ impl Connection {
         self.decode::<R>(frame, version, id)
     }
 
+    /// The settings this connection was opened with.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// Sends `request` at `version` when no answer will come (Produce with acks=0): the write
+    /// completes within the request timeout, and nothing is read.
+    pub async fn send_without_response<R: Api>(&mut self, request: &R, version: i16) -> Result<()> {
+        let api = R::NAME;
+        if self.poisoned {
+            return Err(RemoteError::Closed {
+                addr: self.addr.clone(),
+                api,
+            });
+        }
+        let id = self.next_correlation_id;
+        self.next_correlation_id = self.next_correlation_id.wrapping_add(1);
+        let out = frame::encode_request(request, version, id, &self.config.client_id).map_err(
+            |e| RemoteError::Encode {
+                api,
+                version,
+                reason: format!("{e:?}"),
+            },
+        )?;
+        let timeout = self.config.request_timeout;
+        let err = match tokio::time::timeout(timeout, self.stream.write_all(&out)).await {
+            Ok(Ok(())) => return Ok(()),
+            Err(_) => RemoteError::Timeout {
+                addr: self.addr.clone(),
+                api,
+                timeout_ms: timeout.as_millis(),
+            },
+            Ok(Err(e)) if is_closed(&e) => RemoteError::Closed {
+                addr: self.addr.clone(),
+                api,
+            },
+            Ok(Err(e)) => RemoteError::Io {
+                addr: self.addr.clone(),
+                api,
+                source: e,
+            },
+        };
+        self.poisoned = true;
+        Err(err)
+    }
+
     /// ApiVersions at our highest version; if the broker is older it answers
     /// UNSUPPORTED_VERSION in the v0 layout with its own range, and we retry once at that.
     async fn handshake(&mut self) -> Result<()> {

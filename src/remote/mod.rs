@@ -7,6 +7,7 @@
 //! - [`connection`]: one broker connection: connect timeout, ApiVersions, request timeout.
 //! - [`admin`]: the bootstrap list and the admin calls (Metadata, DescribeTopicPartitions,
 //!   DescribeConfigs, DescribeCluster, CreateTopics, CreatePartitions, DeleteTopics).
+//! - [`produce`]: the producer: leader routing, InitProducerId, Produce with retries.
 //! - [`error`]: [`RemoteError`], one line per failure, naming the broker.
 //!
 //! [`Cluster`] wraps the async client for the blocking command-line tools.
@@ -16,6 +17,7 @@ pub mod api;
 pub mod connection;
 pub mod error;
 pub mod frame;
+pub mod produce;
 pub mod versions;
 
 pub use admin::{
@@ -24,6 +26,7 @@ pub use admin::{
 };
 pub use connection::ClientConfig;
 pub use error::RemoteError;
+pub use produce::{Producer, ProducerSettings};
 
 use error::Result;
 

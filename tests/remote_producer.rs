@@ -1,0 +1,290 @@
+//! `kafka-console-producer --bootstrap-server` against a real Kafka 4.3.1 broker: what we
+//! produce is read back by the Java console consumer from the same jars (the oracle), for every
+//! codec, acks setting and input format; keyed records land where Java's producer puts them.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+use std::time::Instant;
+
+use common::broker;
+
+const P: &str = "kafka-console-producer";
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Creates a topic with the Java tool (so our producer is the only thing under test).
+fn create_topic(topic: &str, partitions: u32) {
+    let out = broker::java_topics(&[
+        "--create",
+        "--topic",
+        topic,
+        "--partitions",
+        &partitions.to_string(),
+    ]);
+    assert!(
+        out.status.success(),
+        "create {topic}: {}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+/// Runs our producer on `input`.
+fn produce(topic: &str, args: &[&str], input: &str) -> Output {
+    broker::kafkit(P)
+        .args(["--topic", topic])
+        .args(args)
+        .write_stdin(input.as_bytes().to_vec())
+        .output()
+        .expect("kafka-console-producer runs")
+}
+
+fn produce_ok(topic: &str, args: &[&str], input: &str) {
+    let out = produce(topic, args, input);
+    assert!(
+        out.status.success(),
+        "producer {args:?} failed: {}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert_eq!(text(&out.stdout), "", "a successful produce prints nothing");
+    assert_eq!(text(&out.stderr), "", "a successful produce prints nothing");
+}
+
+/// The Java console consumer: the first `n` records of `topic`, one line each.
+fn java_consume(topic: &str, n: usize, props: &[&str]) -> String {
+    let bootstrap = broker::bootstrap();
+    let n = n.to_string();
+    let mut args = vec![
+        "--bootstrap-server",
+        bootstrap.as_str(),
+        "--topic",
+        topic,
+        "--from-beginning",
+        "--max-messages",
+        n.as_str(),
+        "--timeout-ms",
+        "30000",
+    ];
+    for p in props {
+        args.extend(["--property", p]);
+    }
+    let out = broker::java_tool("org.apache.kafka.tools.consumer.ConsoleConsumer", &args);
+    assert!(
+        out.status.success(),
+        "Java consumer failed: {}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// The Java console producer on `input`.
+fn java_produce(topic: &str, args: &[&str], input: &str) {
+    let bootstrap = broker::bootstrap();
+    let mut child = Command::new("bash")
+        .arg(broker::script())
+        .args(["tool", "org.apache.kafka.tools.ConsoleProducer"])
+        .args(["--bootstrap-server", &bootstrap, "--topic", topic])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the broker script runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write stdin");
+    let out = child.wait_with_output().expect("Java producer ends");
+    assert!(
+        out.status.success(),
+        "Java producer failed: {}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+fn sorted(s: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = s.lines().collect();
+    lines.sort_unstable();
+    lines
+}
+
+#[test]
+fn keys_and_headers_read_back_by_java() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("rp-kh");
+    create_topic(&topic, 1);
+    let input = "h1:v1,h2:v2\tk1\tfirst value\nh3:x\tk2\tsecond\nh4:\tk3\tempty header value\n";
+    produce_ok(
+        &topic,
+        &[
+            "--reader-property",
+            "parse.key=true",
+            "--reader-property",
+            "parse.headers=true",
+        ],
+        input,
+    );
+    let got = java_consume(&topic, 3, &["print.key=true", "print.headers=true"]);
+    assert_eq!(
+        got,
+        "h1:v1,h2:v2\tk1\tfirst value\nh3:x\tk2\tsecond\nh4:\tk3\tempty header value\n"
+    );
+}
+
+#[test]
+fn every_codec_is_readable_by_java() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let lines: String = (0..200).map(|i| format!("line {i} {}\n", "x".repeat(i % 50))).collect();
+    for codec in ["none", "gzip", "snappy", "lz4", "zstd"] {
+        let topic = broker::unique_topic(&format!("rp-{codec}"));
+        create_topic(&topic, 1);
+        // A small batch size: several batches in one flush, each compressed on its own.
+        produce_ok(
+            &topic,
+            &["--compression-codec", codec, "--batch-size", "1024"],
+            &lines,
+        );
+        assert_eq!(java_consume(&topic, 200, &[]), lines, "codec {codec}");
+    }
+}
+
+#[test]
+fn keys_land_on_the_partition_java_picks() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let ours = broker::unique_topic("rp-part-ours");
+    let java = broker::unique_topic("rp-part-java");
+    create_topic(&ours, 7);
+    create_topic(&java, 7);
+    let input: String = (0..50).map(|i| format!("key-{i}\tvalue {i}\n")).collect();
+    let key = ["--reader-property", "parse.key=true"];
+    produce_ok(&ours, &key, &input);
+    java_produce(&java, &key, &input);
+    let props = ["print.key=true", "print.partition=true"];
+    let (a, b) = (java_consume(&ours, 50, &props), java_consume(&java, 50, &props));
+    assert_eq!(sorted(&a), sorted(&b));
+    // Seven partitions, fifty keys: the records really are spread out.
+    assert!(a.lines().any(|l| l.starts_with("Partition:6\t")), "{a}");
+}
+
+#[test]
+fn acks_0_and_1_and_sync() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    for args in [
+        &["--request-required-acks", "0"][..],
+        &["--request-required-acks", "1"],
+        &["--command-property", "acks=1"],
+        &["--request-required-acks", "all", "--sync"],
+        &["--command-property", "enable.idempotence=false"],
+    ] {
+        let topic = broker::unique_topic("rp-acks");
+        create_topic(&topic, 3);
+        let input: String = (0..30).map(|i| format!("v{i}\n")).collect();
+        produce_ok(&topic, args, &input);
+        assert_eq!(
+            sorted(&java_consume(&topic, 30, &[])),
+            sorted(&input),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn json_input_with_partition_and_timestamp() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("rp-json");
+    create_topic(&topic, 3);
+    let input = concat!(
+        r#"{"partition":2,"timestamp":1700000000123,"key":"k","value":"v","headers":[["h","x"]]}"#,
+        "\n",
+        r#"{"partition":1,"timestamp":1600000000000,"value":"w"}"#,
+        "\n",
+    );
+    produce_ok(&topic, &["--input", "json"], input);
+    let got = java_consume(
+        &topic,
+        2,
+        &[
+            "print.partition=true",
+            "print.timestamp=true",
+            "print.key=true",
+            "print.headers=true",
+        ],
+    );
+    assert_eq!(
+        sorted(&got),
+        vec![
+            "CreateTime:1600000000000\tPartition:1\tNO_HEADERS\tnull\tw",
+            "CreateTime:1700000000123\tPartition:2\th:x\tk\tv",
+        ]
+    );
+}
+
+#[test]
+fn many_batches_and_flushes_in_order() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("rp-many");
+    create_topic(&topic, 1);
+    let input: String = (0..20000).map(|i| format!("record number {i:06}\n")).collect();
+    produce_ok(&topic, &["--timeout", "0"], &input);
+    assert_eq!(java_consume(&topic, 20000, &[]), input);
+}
+
+#[test]
+fn missing_topic_fails_at_once_with_one_line() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("rp-missing");
+    let start = Instant::now();
+    let out = produce(&topic, &[], "a\n");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(&format!("Topic '{topic}' does not exist")), "{err}");
+    assert!(start.elapsed().as_secs() < 15, "took {:?}", start.elapsed());
+    // Without input nothing is sent, so nothing fails.
+    let out = produce(&topic, &[], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn too_large_record_is_refused_by_the_broker() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("rp-large");
+    let out = broker::java_topics(&[
+        "--create",
+        "--topic",
+        &topic,
+        "--config",
+        "max.message.bytes=1000",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = produce(&topic, &[], &format!("{}\n", "y".repeat(5000)));
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(&format!("topic {topic}")), "{err}");
+}
