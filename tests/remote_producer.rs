@@ -71,7 +71,7 @@ fn java_consume(topic: &str, n: usize, props: &[&str]) -> String {
         "30000",
     ];
     for p in props {
-        args.extend(["--property", p]);
+        args.extend(["--formatter-property", p]);
     }
     let out = broker::java_tool("org.apache.kafka.tools.consumer.ConsoleConsumer", &args);
     assert!(
@@ -147,7 +147,9 @@ fn every_codec_is_readable_by_java() {
     let Some(_) = broker::try_bootstrap() else {
         return;
     };
-    let lines: String = (0..200).map(|i| format!("line {i} {}\n", "x".repeat(i % 50))).collect();
+    let lines: String = (0..200)
+        .map(|i| format!("line {i} {}\n", "x".repeat(i % 50)))
+        .collect();
     for codec in ["none", "gzip", "snappy", "lz4", "zstd"] {
         let topic = broker::unique_topic(&format!("rp-{codec}"));
         create_topic(&topic, 1);
@@ -175,7 +177,10 @@ fn keys_land_on_the_partition_java_picks() {
     produce_ok(&ours, &key, &input);
     java_produce(&java, &key, &input);
     let props = ["print.key=true", "print.partition=true"];
-    let (a, b) = (java_consume(&ours, 50, &props), java_consume(&java, 50, &props));
+    let (a, b) = (
+        java_consume(&ours, 50, &props),
+        java_consume(&java, 50, &props),
+    );
     assert_eq!(sorted(&a), sorted(&b));
     // Seven partitions, fifty keys: the records really are spread out.
     assert!(a.lines().any(|l| l.starts_with("Partition:6\t")), "{a}");
@@ -245,7 +250,9 @@ fn many_batches_and_flushes_in_order() {
     };
     let topic = broker::unique_topic("rp-many");
     create_topic(&topic, 1);
-    let input: String = (0..20000).map(|i| format!("record number {i:06}\n")).collect();
+    let input: String = (0..20000)
+        .map(|i| format!("record number {i:06}\n"))
+        .collect();
     produce_ok(&topic, &["--timeout", "0"], &input);
     assert_eq!(java_consume(&topic, 20000, &[]), input);
 }
@@ -261,7 +268,10 @@ fn missing_topic_fails_at_once_with_one_line() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     let err = text(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains(&format!("Topic '{topic}' does not exist")), "{err}");
+    assert!(
+        err.contains(&format!("Topic '{topic}' does not exist")),
+        "{err}"
+    );
     assert!(start.elapsed().as_secs() < 15, "took {:?}", start.elapsed());
     // Without input nothing is sent, so nothing fails.
     let out = produce(&topic, &[], "");
@@ -287,4 +297,67 @@ fn too_large_record_is_refused_by_the_broker() {
     let err = text(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains(&format!("topic {topic}")), "{err}");
+}
+
+/// The broker's data directory holding `topic`'s partition 0 (topic names are unique, so the
+/// run directory of whichever broker this binary started is found by the name).
+fn partition_dir(topic: &str) -> std::path::PathBuf {
+    let home = std::env::var_os("KAFKIT_KAFKA_HOME").map_or_else(
+        || std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/kafka-4.3.1"),
+        std::path::PathBuf::from,
+    );
+    std::fs::read_dir(home.join("runs"))
+        .expect("the broker's runs directory")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("data").join(format!("{topic}-0")))
+        .find(|p| p.is_dir())
+        .expect("the partition directory")
+}
+
+#[test]
+fn idempotent_by_default_and_not_with_acks_1() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    for (args, idempotent) in [
+        (&[][..], true),
+        (&["--request-required-acks", "1"][..], false),
+    ] {
+        let topic = broker::unique_topic("rp-idem");
+        create_topic(&topic, 1);
+        let input: String = (0..300).map(|i| format!("{i}\n")).collect();
+        // Small batches: several requests in a row for the partition, sequences continuing.
+        produce_ok(&topic, &[args, &["--batch-size", "1000"]].concat(), &input);
+        let log = partition_dir(&topic).join("00000000000000000000.log");
+        let out = broker::java_tool(
+            "org.apache.kafka.tools.DumpLogSegments",
+            &["--files", log.to_str().expect("utf-8 path")],
+        );
+        let dump = text(&out.stdout);
+        let batches: Vec<&str> = dump
+            .lines()
+            .filter(|l| l.starts_with("baseOffset:"))
+            .collect();
+        assert!(batches.len() > 1, "{dump}");
+        let mut next_sequence = 0;
+        for b in &batches {
+            if idempotent {
+                assert!(!b.contains("producerId: -1 "), "{b}");
+                assert!(
+                    b.contains(&format!("baseSequence: {next_sequence} ")),
+                    "{b}"
+                );
+                let count: i32 = b
+                    .split(" count: ")
+                    .nth(1)
+                    .and_then(|r| r.split(' ').next())
+                    .and_then(|c| c.parse().ok())
+                    .expect("count");
+                next_sequence += count;
+            } else {
+                assert!(b.contains("producerId: -1 "), "{b}");
+                assert!(b.contains("baseSequence: -1 "), "{b}");
+            }
+        }
+    }
 }

@@ -172,13 +172,14 @@ impl Connection {
         }
         let id = self.next_correlation_id;
         self.next_correlation_id = self.next_correlation_id.wrapping_add(1);
-        let out = frame::encode_request(request, version, id, &self.config.client_id).map_err(
-            |e| RemoteError::Encode {
-                api,
-                version,
-                reason: format!("{e:?}"),
-            },
-        )?;
+        let out =
+            frame::encode_request(request, version, id, &self.config.client_id).map_err(|e| {
+                RemoteError::Encode {
+                    api,
+                    version,
+                    reason: format!("{e:?}"),
+                }
+            })?;
         let timeout = self.config.request_timeout;
         let err = match tokio::time::timeout(timeout, self.stream.write_all(&out)).await {
             Ok(Ok(())) => return Ok(()),

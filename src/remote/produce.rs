@@ -12,17 +12,17 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
 
 use bytes::Bytes;
+use kafka_protocol::ResponseError;
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::{InitProducerIdRequest, MetadataRequest, ProduceRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
-use kafka_protocol::ResponseError;
 use tokio::runtime::Runtime;
 
+use super::Cluster;
 use super::admin::Client;
 use super::connection::{ConnectFailure, Connection};
 use super::error::{RemoteError, Result};
-use super::Cluster;
 
 /// The highest Produce version we send: v13 names topics by id.
 const PRODUCE_MAX_VERSION: i16 = 12;
@@ -139,7 +139,7 @@ async fn wait_for_topic(
     let unknown_wait = settings.max_block.min(config.request_timeout);
     let mut backoff = settings.retry_backoff;
     loop {
-        let (code, route) = fetch_route(client, &topic).await?;
+        let (code, route) = fetch_route(client, topic).await?;
         let waited = start.elapsed();
         match code {
             0 if !route.leaders.is_empty() => return Ok(route),
@@ -166,7 +166,7 @@ async fn wait_for_topic(
                 });
             }
             code => {
-                let e = RemoteError::broker(code, None);
+                let e = broker_error(code, None);
                 return Err(RemoteError::Broker {
                     code,
                     message: format!("cannot produce to topic '{}': {e}", topic),
@@ -194,7 +194,7 @@ async fn init_producer_id(client: &mut Client, settings: &ProducerSettings) -> R
             0 => return Ok((response.producer_id.0, response.producer_epoch)),
             code if is_retriable(code) && start.elapsed() < settings.max_block => {}
             code => {
-                let e = RemoteError::broker(code, None);
+                let e = broker_error(code, None);
                 return Err(RemoteError::Broker {
                     code,
                     message: format!(
@@ -242,7 +242,7 @@ impl ProducerState<'_> {
                         .push((p as i32, batch.clone())),
                     None => outcomes.push((
                         p as i32,
-                        Outcome::Retry(RemoteError::broker(LEADER_NOT_AVAILABLE, None)),
+                        Outcome::Retry(broker_error(LEADER_NOT_AVAILABLE, None)),
                     )),
                 }
             }
@@ -358,16 +358,12 @@ impl ProducerState<'_> {
         let mut answers: HashMap<i32, (i16, Option<String>)> = HashMap::new();
         for topic in &response.responses {
             for p in &topic.partition_responses {
-                let message = p
-                    .error_message
-                    .as_ref()
-                    .map(|m| m.to_string())
-                    .or_else(|| {
-                        p.record_errors
-                            .first()
-                            .and_then(|r| r.batch_index_error_message.as_ref())
-                            .map(|m| m.to_string())
-                    });
+                let message = p.error_message.as_ref().map(|m| m.to_string()).or_else(|| {
+                    p.record_errors
+                        .first()
+                        .and_then(|r| r.batch_index_error_message.as_ref())
+                        .map(|m| m.to_string())
+                });
                 answers.insert(p.index, (p.error_code, message));
             }
         }
@@ -377,7 +373,7 @@ impl ProducerState<'_> {
                 let outcome = match answers.remove(&p) {
                     Some((0 | DUPLICATE_SEQUENCE, _)) => Outcome::Done,
                     Some((code, message)) => {
-                        let e = RemoteError::broker(code, message.as_deref());
+                        let e = broker_error(code, message.as_deref());
                         if is_retriable(code) {
                             Outcome::Retry(e)
                         } else {
@@ -396,6 +392,49 @@ impl ProducerState<'_> {
     }
 }
 
+/// A broker error as Kafka's producer words it: the broker's own message when it sent one,
+/// else Kafka's description of the code (the errors a Produce or InitProducerId can return),
+/// else the code's name.
+fn broker_error(code: i16, message: Option<&str>) -> RemoteError {
+    if message.is_some_and(|m| !m.is_empty()) {
+        return RemoteError::broker(code, message);
+    }
+    let text = match code {
+        2 => {
+            "This message has failed its CRC checksum, exceeds the valid size, has a null key for a compacted topic, or is otherwise corrupt."
+        }
+        3 => "This server does not host this topic-partition.",
+        5 => {
+            "There is no leader for this topic-partition as we are in the middle of a leadership election."
+        }
+        6 => {
+            "For requests intended only for the leader, this error indicates that the broker is not the current leader. For requests intended for any replica, this error indicates that the broker is not a replica of the topic partition."
+        }
+        7 => "The request timed out.",
+        10 => {
+            "The request included a message larger than the max message size the server will accept."
+        }
+        18 => {
+            "The request included message batch larger than the configured segment size on the server."
+        }
+        19 => "Messages are rejected since there are fewer in-sync replicas than required.",
+        20 => "Messages are written to the log, but to fewer in-sync replicas than required.",
+        21 => "Produce request specified an invalid value for required acks.",
+        29 => "Topic authorization failed.",
+        31 => "Cluster authorization failed.",
+        32 => "The timestamp of the message is out of acceptable range.",
+        45 => "The broker received an out of order sequence number.",
+        47 => "Producer attempted to produce with an old epoch.",
+        56 => "Disk error when trying to access log file on the disk.",
+        87 => "This record has failed the validation on broker and hence will be rejected.",
+        _ => return RemoteError::broker(code, None),
+    };
+    RemoteError::Broker {
+        code,
+        message: text.to_string(),
+    }
+}
+
 fn is_retriable(code: i16) -> bool {
     ResponseError::try_from_code(code).is_some_and(|e| e.is_retriable())
 }
@@ -406,10 +445,9 @@ async fn fetch_route(client: &mut Client, topic: &str) -> Result<(i16, TopicRout
     let conn = client.connection();
     let version = conn.version::<MetadataRequest>()?;
     let request = MetadataRequest::default()
-        .with_topics(Some(vec![
-            MetadataRequestTopic::default()
-                .with_name(Some(TopicName(StrBytes::from_string(topic.to_string())))),
-        ]))
+        .with_topics(Some(vec![MetadataRequestTopic::default().with_name(Some(
+            TopicName(StrBytes::from_string(topic.to_string())),
+        ))]))
         .with_allow_auto_topic_creation(true);
     let response = conn.send(&request, version).await?;
     let brokers = response
