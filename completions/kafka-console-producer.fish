@@ -31,7 +31,7 @@ complete -c kafka-console-producer -l producer.config -d 'Deprecated: use --comm
 complete -c kafka-console-producer -l bootstrap-server -d 'Kafka cluster to connect to (omit to use the embedded log)' -r
 complete -c kafka-console-producer -l profile -d 'A named cluster or log dir from ~/.config/kafkit/config.toml [env: KAFKIT_PROFILE]' -r
 complete -c kafka-console-producer -l log-dir -d 'Embedded log directory [default: $KAFKIT_LOG_DIR, else $XDG_DATA_HOME/kafkit]' -r -F
-complete -c kafka-console-producer -l sync -d 'Send each message synchronously: flush and fsync it before reading the next line.'
+complete -c kafka-console-producer -l sync -d 'Send each message synchronously: fsync it (embedded log) or wait for its acknowledgement (cluster) before reading the next line.'
 complete -c kafka-console-producer -l no-progress -d 'Do not draw progress on stderr (it is drawn only when stderr is a terminal).'
 complete -c kafka-console-producer -l version -d 'Print the Kafka version this tool mirrors and kafkit\'s version'
 complete -c kafka-console-producer -s h -l help -d 'Print help'

@@ -64,7 +64,7 @@ pub fn command() -> Command {
             Arg::new("sync")
                 .long("sync")
                 .action(ArgAction::SetTrue)
-                .help("Send each message synchronously: flush and fsync it before reading the next line.")
+                .help("Send each message synchronously: fsync it (embedded log) or wait for its acknowledgement (cluster) before reading the next line.")
                 .help_heading("Producer"),
         )
         .arg(
