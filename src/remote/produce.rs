@@ -139,7 +139,7 @@ async fn wait_for_topic(
     let unknown_wait = settings.max_block.min(config.request_timeout);
     let mut backoff = settings.retry_backoff;
     loop {
-        let (code, route) = fetch_route(client, topic).await?;
+        let (code, route) = fetch_route(client.connection(), topic).await?;
         let waited = start.elapsed();
         match code {
             0 if !route.leaders.is_empty() => return Ok(route),
@@ -305,17 +305,32 @@ impl ProducerState<'_> {
             if retry {
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(MAX_BACKOFF);
-                // A failed refresh keeps the old route; the next round's failure is counted.
-                if let Ok((0, route)) = fetch_route(self.client, self.topic).await
-                    && !route.leaders.is_empty()
-                {
-                    *self.route = route;
-                }
+                self.refresh_route().await;
             } else {
                 backoff = self.settings.retry_backoff;
             }
         }
         Ok(())
+    }
+
+    /// Refreshes the route through any live connection: the bootstrap one may have been closed
+    /// by the broker while idle (`connections.max.idle.ms`). A failed refresh keeps the old
+    /// route; the next round's failure is counted against the retries.
+    async fn refresh_route(&mut self) {
+        let conns = self
+            .conns
+            .values_mut()
+            .chain(std::iter::once(self.client.connection()));
+        for conn in conns {
+            match fetch_route(conn, self.topic).await {
+                Ok((0, route)) if !route.leaders.is_empty() => {
+                    *self.route = route;
+                    return;
+                }
+                Ok(_) => return,
+                Err(_) => {}
+            }
+        }
     }
 
     /// One Produce request to `leader`; the outcome per partition.
@@ -441,8 +456,7 @@ fn is_retriable(code: i16) -> bool {
 
 /// The topic's top-level error code and route, asking with auto-creation allowed (the broker's
 /// `auto.create.topics.enable` decides), as Kafka's producer asks.
-async fn fetch_route(client: &mut Client, topic: &str) -> Result<(i16, TopicRoute)> {
-    let conn = client.connection();
+async fn fetch_route(conn: &mut Connection, topic: &str) -> Result<(i16, TopicRoute)> {
     let version = conn.version::<MetadataRequest>()?;
     let request = MetadataRequest::default()
         .with_topics(Some(vec![MetadataRequestTopic::default().with_name(Some(
