@@ -6,7 +6,8 @@
 
 use kafka_protocol::messages::{
     ApiKey, ApiVersionsRequest, ApiVersionsResponse, CreateTopicsRequest, CreateTopicsResponse,
-    DeleteTopicsRequest, DeleteTopicsResponse, MetadataRequest, MetadataResponse,
+    DeleteTopicsRequest, DeleteTopicsResponse, FetchRequest, FetchResponse, ListOffsetsRequest,
+    ListOffsetsResponse, MetadataRequest, MetadataResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message};
 
@@ -37,4 +38,6 @@ apis! {
     Metadata: MetadataRequest => MetadataResponse;
     CreateTopics: CreateTopicsRequest => CreateTopicsResponse;
     DeleteTopics: DeleteTopicsRequest => DeleteTopicsResponse;
+    Fetch: FetchRequest => FetchResponse;
+    ListOffsets: ListOffsetsRequest => ListOffsetsResponse;
 }
