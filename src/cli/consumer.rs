@@ -1013,10 +1013,7 @@ impl Consumer {
                 if read_committed && header.producer_id >= 0 {
                     // As Kafka's fetcher: a transaction listed as aborted is skipped from its
                     // first offset to its abort marker.
-                    while aborted
-                        .front()
-                        .is_some_and(|t| t.1 <= header.last_offset())
-                    {
+                    while aborted.front().is_some_and(|t| t.1 <= header.last_offset()) {
                         let (pid, _) = aborted.pop_front().expect("checked");
                         aborting.insert(pid);
                     }
@@ -1024,8 +1021,7 @@ impl Consumer {
                         if is_abort_marker(batch, &mut self.scratch)? {
                             aborting.remove(&header.producer_id);
                         }
-                    } else if header.is_transactional() && aborting.contains(&header.producer_id)
-                    {
+                    } else if header.is_transactional() && aborting.contains(&header.producer_id) {
                         a.position = header.next_offset();
                         continue;
                     }
