@@ -1,5 +1,8 @@
-//! `kafka-console-consumer`: prints records of the embedded log (Kafka's `ConsoleConsumer`).
+//! `kafka-console-consumer`: prints records of the embedded log or, without `--group`, of a
+//! Kafka cluster (Kafka's `ConsoleConsumer`).
 //!
+//! The two differ only in `Source` and `Reader`: a local partition is read from its log,
+//! remote partitions are fetched from their leaders, all at once, once per round.
 //! It assigns itself every partition of `--topic` (or of the topics matching `--include`), or
 //! one `--partition`, and tails them by polling each partition's end every few tens of
 //! milliseconds until `--max-messages`, `--timeout-ms`, Ctrl-C or a closed stdout.

@@ -95,7 +95,7 @@ impl Fetcher {
             brokers: HashMap::new(),
             conns: HashMap::new(),
             leaders: HashMap::new(),
-            stale: true,
+            stale: false,
             max_wait: Duration::from_millis(100),
             backoff: Duration::from_millis(100),
         }
