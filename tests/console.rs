@@ -81,10 +81,17 @@ fn producing_to_a_missing_topic_creates_it_unless_disabled() {
     let err = k.fails(P, &["--topic", "other"], Some(b"y\n"), 1);
     assert!(err.contains("auto.create.topics.enable=false"), "{err}");
     assert_eq!(k.ok(T, &["--list"], None), "fresh\n");
+    // Auto-created topics get the log dir's num.partitions, as on a Kafka broker.
+    std::fs::write(k.path("config.properties"), "num.partitions=4\n").unwrap();
+    k.produce("four", &[], b"x\n");
+    assert!(
+        k.ok(T, &["--describe", "--topic", "four"], None)
+            .contains("PartitionCount: 4")
+    );
     // An empty input creates nothing.
     std::fs::remove_file(k.path("config.properties")).unwrap();
     k.produce("never", &[], b"");
-    assert_eq!(k.ok(T, &["--list"], None), "fresh\n");
+    assert_eq!(k.ok(T, &["--list"], None), "four\nfresh\n");
 }
 
 #[test]

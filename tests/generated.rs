@@ -121,8 +121,27 @@ fn zsh_loads_completions_and_man_renders() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("function"));
-    let zsh_file = std::fs::read_to_string(root().join("completions/_kafka-topics")).unwrap();
-    assert!(zsh_file.contains("--create"));
+    // Drive an interactive zsh in a pseudo-terminal: TAB after `--cr` must complete `--create`.
+    let completions = root().join("completions");
+    let script = format!(
+        r#"zmodload zsh/zpty
+zpty -b z zsh -f -i
+zpty -w z "autoload -U compinit && compinit -u -D; fpath=('{dir}' \$fpath); autoload -U _kafka-topics; compdef _kafka-topics kafka-topics; PROMPT='> '"
+zpty -w z $'kafka-topics --cr\t'
+zpty -r z out '*kafka-topics --create*'
+print -r -- "$out"
+zpty -d z"#,
+        dir = completions.display()
+    );
+    let out = Command::new("timeout")
+        .args(["20", "zsh", "-f", "-c", &script])
+        .output()
+        .unwrap();
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        screen.contains("kafka-topics --create"),
+        "zsh completed: {screen:?}"
+    );
     for tool in [
         "kafka-topics",
         "kafka-console-producer",

@@ -225,11 +225,6 @@ fn commands_not_wired_yet_say_so() {
     let Some(_) = broker::try_bootstrap() else {
         return;
     };
-    let err = our_error(&ours(&["--describe"]));
-    assert!(
-        err.contains("kafka-topics --describe against a Kafka cluster (--bootstrap-server) is not supported by this kafkit version yet"),
-        "{err}"
-    );
     for tool in ["kafka-console-producer", "kafka-console-consumer"] {
         let out = broker::kafkit(tool)
             .args(["--topic", "t"])
@@ -356,4 +351,246 @@ fn a_silent_server_times_out_after_request_timeout_ms() {
         )
     );
     assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+}
+
+/// The lines of a describe output, sorted: Java prints topics in hash order.
+fn line_set(out: &str) -> Vec<String> {
+    let mut lines: Vec<String> = out.lines().map(str::to_string).collect();
+    lines.sort();
+    lines
+}
+
+/// Our describe and Java's for the same arguments, as sorted line sets.
+fn describe_both(args: &[&str]) -> (Vec<String>, Vec<String>) {
+    let mut all = vec!["--describe"];
+    all.extend_from_slice(args);
+    (line_set(&ours_ok(&all)), line_set(&java_ok(&all)))
+}
+
+#[test]
+fn describe_agrees_with_java_filters_included() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let prefix = broker::unique_topic("describe");
+    let (a, b) = (format!("{prefix}-a"), format!("{prefix}-b"));
+    let only_ours = format!("{prefix}-.*");
+    // a: several overrides, and a min.insync.replicas above its ISR (under min ISR);
+    // b: no overrides of its own, at min ISR (1 of 1).
+    ours_ok(&[
+        "--create",
+        "--topic",
+        &a,
+        "--partitions",
+        "3",
+        "--config",
+        "retention.ms=123456",
+        "--config",
+        "min.insync.replicas=2",
+        "--config",
+        "cleanup.policy=compact",
+        "--config",
+        "max.message.bytes=200000",
+    ]);
+    ours_ok(&["--create", "--topic", &b, "--partitions", "2"]);
+    let described = ours_eventually(&["--describe", "--topic", &only_ours], |out| {
+        out.lines().count() == 7 && !out.contains("Leader: none")
+    });
+    assert_eq!(described.lines().count(), 7, "{described}");
+    let summary = described
+        .lines()
+        .find(|l| l.starts_with(&format!("Topic: {a}\t")))
+        .expect("summary line");
+    assert!(
+        summary.contains("\tPartitionCount: 3\tReplicationFactor: 1\tConfigs: "),
+        "{summary}"
+    );
+    assert!(summary.contains("retention.ms=123456"), "{summary}");
+    assert!(
+        described.contains(&format!("\tTopic: {a}\tPartition: 2\tLeader: ")),
+        "{described}"
+    );
+
+    let (ours_lines, java_lines) = describe_both(&["--topic", &only_ours]);
+    assert_eq!(ours_lines, java_lines);
+    // Pages of one partition, followed by cursor, give the same answer.
+    assert_eq!(
+        ours_ok(&[
+            "--describe",
+            "--topic",
+            &only_ours,
+            "--partition-size-limit-per-response",
+            "1"
+        ]),
+        described
+    );
+    for filter in [
+        "--under-replicated-partitions",
+        "--unavailable-partitions",
+        "--under-min-isr-partitions",
+        "--at-min-isr-partitions",
+        "--topics-with-overrides",
+    ] {
+        let (ours_lines, java_lines) = describe_both(&["--topic", &only_ours, filter]);
+        assert_eq!(ours_lines, java_lines, "{filter}");
+    }
+    // The filters select what they should: a's partitions are under min ISR, b's at it.
+    let under = ours_ok(&[
+        "--describe",
+        "--topic",
+        &only_ours,
+        "--under-min-isr-partitions",
+    ]);
+    assert_eq!(under.lines().count(), 3, "{under}");
+    assert!(
+        under
+            .lines()
+            .all(|l| l.starts_with(&format!("\tTopic: {a}\t"))),
+        "{under}"
+    );
+    let at = ours_ok(&[
+        "--describe",
+        "--topic",
+        &only_ours,
+        "--at-min-isr-partitions",
+    ]);
+    assert_eq!(at.lines().count(), 2, "{at}");
+    assert!(
+        at.lines()
+            .all(|l| l.starts_with(&format!("\tTopic: {b}\t"))),
+        "{at}"
+    );
+    let both = ours_ok(&[
+        "--describe",
+        "--topic",
+        &only_ours,
+        "--under-min-isr-partitions",
+        "--at-min-isr-partitions",
+    ]);
+    assert_eq!(both.lines().count(), 5, "{both}");
+    assert_eq!(
+        ours_ok(&[
+            "--describe",
+            "--topic",
+            &only_ours,
+            "--unavailable-partitions"
+        ]),
+        ""
+    );
+    assert_eq!(
+        ours_ok(&[
+            "--describe",
+            "--topic",
+            &only_ours,
+            "--under-replicated-partitions"
+        ]),
+        ""
+    );
+    let (ours_lines, java_lines) = describe_both(&["--topic", &a, "--exclude-internal"]);
+    assert_eq!(ours_lines, java_lines);
+    // By topic id, as Java looks it up.
+    let id = summary
+        .split('\t')
+        .find_map(|f| f.strip_prefix("TopicId: "))
+        .expect("topic id")
+        .to_string();
+    let (ours_lines, java_lines) = describe_both(&["--topic-id", &id]);
+    assert_eq!(ours_lines, java_lines);
+
+    // JSON carries the same partitions.
+    let json: serde_json::Value =
+        serde_json::from_str(&ours_ok(&["--describe", "--topic", &a, "--output", "json"])).unwrap();
+    assert_eq!(json["topics"][0]["partitionCount"], 3);
+    assert_eq!(json["topics"][0]["configs"]["retention.ms"], "123456");
+    assert_eq!(json["topics"][0]["partitions"].as_array().unwrap().len(), 3);
+
+    // A missing topic: the error, or nothing with --if-exists.
+    let missing = broker::unique_topic("missing");
+    let err = our_error(&ours(&["--describe", "--topic", &missing]));
+    assert_eq!(
+        err,
+        format!(
+            "Error while executing topic command : Topic '{missing}' does not exist as expected"
+        )
+    );
+    let java = broker::java_topics(&["--describe", "--topic", &missing]);
+    assert_eq!(java.status.code(), Some(1));
+    assert_eq!(text(&java.stdout).trim_end(), err);
+    assert_eq!(
+        ours_ok(&["--describe", "--topic", &missing, "--if-exists"]),
+        ""
+    );
+    ours_ok(&["--delete", "--topic", &only_ours]);
+}
+
+#[test]
+fn alter_partitions_up_and_refusals_as_java() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("alter");
+    ours_ok(&["--create", "--topic", &topic, "--partitions", "3"]);
+    ours_eventually(&["--describe", "--topic", &topic], |out| {
+        out.lines().count() == 4
+    });
+    assert_eq!(
+        ours_ok(&["--alter", "--topic", &topic, "--partitions", "5"]),
+        ""
+    );
+    let described = ours_eventually(&["--describe", "--topic", &topic], |out| {
+        out.lines().count() == 6 && !out.contains("Leader: none")
+    });
+    assert!(described.contains("\tPartitionCount: 5\t"), "{described}");
+    let (ours_lines, java_lines) = describe_both(&["--topic", &topic]);
+    assert_eq!(ours_lines, java_lines);
+
+    for (count, message) in [
+        ("5", "Topic already has 5 partition(s).".to_string()),
+        (
+            "2",
+            format!("The topic {topic} currently has 5 partition(s); 2 would not be an increase."),
+        ),
+    ] {
+        let err = our_error(&ours(&[
+            "--alter",
+            "--topic",
+            &topic,
+            "--partitions",
+            count,
+        ]));
+        assert_eq!(
+            err,
+            format!("Error while executing topic command : {message}")
+        );
+        let java = broker::java_topics(&["--alter", "--topic", &topic, "--partitions", count]);
+        assert_eq!(java.status.code(), Some(1));
+        assert_eq!(text(&java.stdout).trim_end(), err);
+    }
+
+    let missing = broker::unique_topic("missing");
+    let err = our_error(&ours(&[
+        "--alter",
+        "--topic",
+        &missing,
+        "--partitions",
+        "2",
+    ]));
+    assert_eq!(
+        err,
+        format!(
+            "Error while executing topic command : Topic '{missing}' does not exist as expected"
+        )
+    );
+    assert_eq!(
+        ours_ok(&[
+            "--alter",
+            "--topic",
+            &missing,
+            "--partitions",
+            "2",
+            "--if-exists"
+        ]),
+        ""
+    );
+    ours_ok(&["--delete", "--topic", &topic]);
 }

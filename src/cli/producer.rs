@@ -544,7 +544,11 @@ impl LocalSink {
             let meta = match self.dir.topic(&self.topic)? {
                 Some(meta) => meta,
                 None if self.dir.auto_create_topics()? => {
-                    match self.dir.create_topic(&self.topic, 1, Default::default()) {
+                    let partitions = self.dir.default_partitions()?;
+                    match self
+                        .dir
+                        .create_topic(&self.topic, partitions, Default::default())
+                    {
                         Ok(meta) => meta,
                         Err(LocalError::TopicExists(_)) => self.dir.require_topic(&self.topic)?,
                         Err(e) => return Err(e.into()),

@@ -266,12 +266,12 @@ fn create(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliE
     {
         return Err(anyhow!("The partitions must be greater than 0").into());
     }
-    let configs = parse_configs(m)?;
+    let configs = local_configs(m)?;
     let partitions = match m.get_one::<String>("replica-assignment") {
         Some(text) => parse_replica_assignment(text)?,
         None => match m.get_one::<i32>("partitions") {
             Some(p) => *p as u32,
-            None => default_partitions(dir)?,
+            None => dir.default_partitions()?,
         },
     };
     if let Some(rf) = m.get_one::<i32>("replication-factor").filter(|rf| **rf > 1) {
@@ -291,27 +291,9 @@ fn create(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliE
     }
 }
 
-/// `num.partitions` of the log dir's settings, default 1 (Kafka's broker default).
-fn default_partitions(dir: &LogDir) -> Result<u32, CliError> {
-    match dir.setting("num.partitions")? {
-        None => Ok(1),
-        Some(v) => v
-            .trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|p| *p > 0)
-            .ok_or_else(|| {
-                anyhow!(
-                    "num.partitions={v} in {} is not a positive integer",
-                    dir.root().join("config.properties").display()
-                )
-                .into()
-            }),
-    }
-}
-
-/// `--config` entries, split on `\s*=\s*` and validated as Kafka topic configs.
-fn parse_configs(m: &ArgMatches) -> Result<BTreeMap<String, String>, CliError> {
+/// `--config` entries, split on `\s*=\s*` and validated as Kafka's tool validates them
+/// (a cluster's broker checks them again), with Kafka's warnings for duplicate list items.
+pub(crate) fn parse_configs(m: &ArgMatches) -> Result<BTreeMap<String, String>, CliError> {
     let mut configs = BTreeMap::new();
     let split = Regex::new(r"\s*=\s*").expect("valid regex");
     for entry in m.get_many::<String>("config").into_iter().flatten() {
@@ -322,22 +304,27 @@ fn parse_configs(m: &ArgMatches) -> Result<BTreeMap<String, String>, CliError> {
             )
             .into());
         }
-        let (name, value) = (parts[0].trim(), parts[1].trim());
-        configs.insert(name.to_string(), value.to_string());
+        configs.insert(parts[0].trim().to_string(), parts[1].trim().to_string());
     }
     topic_config::validate_all(&configs).map_err(|e| anyhow!(e))?;
-    if let Some(policy) = configs.get("cleanup.policy")
-        && policy.split(',').any(|p| p.trim() == "compact")
-    {
-        return Err(anyhow!(
-                "cleanup.policy={policy}: compaction is not yet supported on the embedded log; use cleanup.policy=delete, or a Kafka cluster"
-            )
-            .into());
-    }
     for (name, value) in &configs {
         if let Some(warning) = topic_config::duplicate_warning(name, value) {
             eprintln!("{warning}");
         }
+    }
+    Ok(configs)
+}
+
+/// [`parse_configs`] for the embedded log, which cannot compact yet.
+fn local_configs(m: &ArgMatches) -> Result<BTreeMap<String, String>, CliError> {
+    let configs = parse_configs(m)?;
+    if let Some(policy) = configs.get("cleanup.policy")
+        && policy.split(',').any(|p| p.trim() == "compact")
+    {
+        return Err(anyhow!(
+            "cleanup.policy={policy}: compaction is not yet supported on the embedded log; use cleanup.policy=delete, or a Kafka cluster"
+        )
+        .into());
     }
     Ok(configs)
 }
@@ -409,12 +396,30 @@ pub(crate) fn write_names(
     Ok(())
 }
 
-/// What `--describe` shows of one topic after the filters.
-struct TopicView<'a> {
-    meta: &'a TopicMeta,
+/// What `--describe` shows of one topic after the filters, whichever the backend.
+pub(crate) struct TopicView {
+    pub name: String,
+    /// 22-character URL-safe base64; the all-zero id is not printed, as Kafka does.
+    pub id: String,
+    pub partition_count: usize,
+    pub replication_factor: usize,
+    /// Non-default config entries, in the order the backend gave them.
+    pub configs: Vec<(String, String)>,
     /// The summary line (no partition filter given).
-    summary: bool,
-    partitions: Vec<u32>,
+    pub summary: bool,
+    pub partitions: Vec<PartitionView>,
+}
+
+/// One partition line of `--describe`.
+pub(crate) struct PartitionView {
+    pub partition: i32,
+    /// `None` when the partition has no leader.
+    pub leader: Option<i32>,
+    pub replicas: Vec<i32>,
+    pub isr: Vec<i32>,
+    /// `None` when the backend cannot tell (Metadata fallback): printed `N/A`.
+    pub elr: Option<Vec<i32>>,
+    pub last_known_elr: Option<Vec<i32>>,
 }
 
 fn describe(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliError> {
@@ -443,47 +448,91 @@ fn describe(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), Cl
                     "at-min-isr-partitions" => isr == min_isr,
                     _ => false,
                 }));
+        let partitions = if shown { t.partitions } else { 0 };
         views.push(TopicView {
-            meta: t,
+            name: t.name.clone(),
+            id: t.id.clone(),
+            partition_count: t.partitions as usize,
+            replication_factor: 1,
+            configs: t
+                .configs
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             summary: filters.is_empty(),
-            partitions: if shown {
-                (0..t.partitions).collect()
-            } else {
-                Vec::new()
-            },
+            partitions: (0..partitions as i32)
+                .map(|p| PartitionView {
+                    partition: p,
+                    leader: Some(LOCAL_NODE_ID),
+                    replicas: vec![LOCAL_NODE_ID],
+                    isr: vec![LOCAL_NODE_ID],
+                    elr: Some(Vec::new()),
+                    last_known_elr: Some(Vec::new()),
+                })
+                .collect(),
         });
     }
+    write_describe(&views, format, out)
+}
+
+/// Prints `--describe` results in the chosen format.
+pub(crate) fn write_describe(
+    views: &[TopicView],
+    format: OutputFormat,
+    out: &mut impl Write,
+) -> Result<(), CliError> {
     let text = match format {
-        OutputFormat::Text => describe_text(&views),
-        OutputFormat::Json => format!("{}\n", describe_json(&views)),
-        OutputFormat::Table => describe_table(&views),
+        OutputFormat::Text => describe_text(views),
+        OutputFormat::Json => format!("{}\n", describe_json(views)),
+        OutputFormat::Table => describe_table(views),
     };
     out.write_all(text.as_bytes())
         .map_err(anyhow::Error::from)?;
     Ok(())
 }
 
+fn join_ids(ids: &[i32]) -> String {
+    ids.iter().map(i32::to_string).collect::<Vec<_>>().join(",")
+}
+
+fn join_configs(configs: &[(String, String)]) -> String {
+    configs
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// Kafka's describe text: a summary line per topic, then a line per partition.
-fn describe_text(views: &[TopicView<'_>]) -> String {
+fn describe_text(views: &[TopicView]) -> String {
     let mut text = String::new();
     for v in views {
-        let t = v.meta;
         if v.summary {
-            let configs = t
-                .configs
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(",");
+            text.push_str(&format!("Topic: {}", v.name));
+            if !is_zero_uuid(&v.id) {
+                text.push_str(&format!("\tTopicId: {}", v.id));
+            }
             text.push_str(&format!(
-                "Topic: {}\tTopicId: {}\tPartitionCount: {}\tReplicationFactor: 1\tConfigs: {configs}\n",
-                t.name, t.id, t.partitions
+                "\tPartitionCount: {}\tReplicationFactor: {}\tConfigs: {}\n",
+                v.partition_count,
+                v.replication_factor,
+                join_configs(&v.configs)
             ));
         }
+        let elr = |ids: &Option<Vec<i32>>| match ids {
+            Some(ids) => join_ids(ids),
+            None => "N/A".to_string(),
+        };
         for p in &v.partitions {
             text.push_str(&format!(
-                "\tTopic: {}\tPartition: {p}\tLeader: {LOCAL_NODE_ID}\tReplicas: {LOCAL_NODE_ID}\tIsr: {LOCAL_NODE_ID}\tElr: \tLastKnownElr: \n",
-                t.name
+                "\tTopic: {}\tPartition: {}\tLeader: {}\tReplicas: {}\tIsr: {}\tElr: {}\tLastKnownElr: {}\n",
+                v.name,
+                p.partition,
+                p.leader.map_or("none".to_string(), |l| l.to_string()),
+                join_ids(&p.replicas),
+                join_ids(&p.isr),
+                elr(&p.elr),
+                elr(&p.last_known_elr),
             ));
         }
     }
@@ -491,8 +540,9 @@ fn describe_text(views: &[TopicView<'_>]) -> String {
 }
 
 /// `--output json`: `{"topics":[{name, topicId, partitionCount, replicationFactor, configs,
-/// partitions:[{partition, leader, replicas, isr, elr, lastKnownElr}]}]}`.
-fn describe_json(views: &[TopicView<'_>]) -> serde_json::Value {
+/// partitions:[{partition, leader, replicas, isr, elr, lastKnownElr}]}]}`; an unknown leader or
+/// ELR is `null`.
+fn describe_json(views: &[TopicView]) -> serde_json::Value {
     let topics: Vec<serde_json::Value> = views
         .iter()
         .map(|v| {
@@ -501,21 +551,26 @@ fn describe_json(views: &[TopicView<'_>]) -> serde_json::Value {
                 .iter()
                 .map(|p| {
                     serde_json::json!({
-                        "partition": p,
-                        "leader": LOCAL_NODE_ID,
-                        "replicas": [LOCAL_NODE_ID],
-                        "isr": [LOCAL_NODE_ID],
-                        "elr": [],
-                        "lastKnownElr": [],
+                        "partition": p.partition,
+                        "leader": p.leader,
+                        "replicas": p.replicas,
+                        "isr": p.isr,
+                        "elr": p.elr,
+                        "lastKnownElr": p.last_known_elr,
                     })
                 })
                 .collect();
+            let configs: serde_json::Map<String, serde_json::Value> = v
+                .configs
+                .iter()
+                .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                .collect();
             serde_json::json!({
-                "name": v.meta.name,
-                "topicId": v.meta.id,
-                "partitionCount": v.meta.partitions,
-                "replicationFactor": 1,
-                "configs": v.meta.configs,
+                "name": v.name,
+                "topicId": v.id,
+                "partitionCount": v.partition_count,
+                "replicationFactor": v.replication_factor,
+                "configs": configs,
                 "partitions": partitions,
             })
         })
@@ -524,7 +579,7 @@ fn describe_json(views: &[TopicView<'_>]) -> serde_json::Value {
 }
 
 /// `--output table`: one row per partition, with the topic's settings.
-fn describe_table(views: &[TopicView<'_>]) -> String {
+fn describe_table(views: &[TopicView]) -> String {
     let mut table = new_table(&[
         "TOPIC",
         "PARTITIONS",
@@ -535,17 +590,11 @@ fn describe_table(views: &[TopicView<'_>]) -> String {
         "ISR",
     ]);
     for v in views {
-        let t = v.meta;
-        let configs = t
-            .configs
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(",");
+        let configs = join_configs(&v.configs);
         if v.partitions.is_empty() {
             table.add_row(vec![
-                t.name.clone(),
-                t.partitions.to_string(),
+                v.name.clone(),
+                v.partition_count.to_string(),
                 configs.clone(),
                 String::new(),
                 String::new(),
@@ -555,22 +604,15 @@ fn describe_table(views: &[TopicView<'_>]) -> String {
         }
         for (i, p) in v.partitions.iter().enumerate() {
             let first = i == 0;
+            let only_first = |s: String| if first { s } else { String::new() };
             table.add_row(vec![
-                if first { t.name.clone() } else { String::new() },
-                if first {
-                    t.partitions.to_string()
-                } else {
-                    String::new()
-                },
-                if first {
-                    configs.clone()
-                } else {
-                    String::new()
-                },
-                p.to_string(),
-                LOCAL_NODE_ID.to_string(),
-                LOCAL_NODE_ID.to_string(),
-                LOCAL_NODE_ID.to_string(),
+                only_first(v.name.clone()),
+                only_first(v.partition_count.to_string()),
+                only_first(configs.clone()),
+                p.partition.to_string(),
+                p.leader.map_or("none".to_string(), |l| l.to_string()),
+                join_ids(&p.replicas),
+                join_ids(&p.isr),
             ]);
         }
     }

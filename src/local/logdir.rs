@@ -184,6 +184,25 @@ impl LogDir {
             .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false")))
     }
 
+    /// Partitions of a topic created without a count (`num.partitions`, default 1, as Kafka's
+    /// broker): by `kafka-topics --create` and by a producer auto-creating its topic.
+    pub fn default_partitions(&self) -> Result<u32> {
+        match self.setting("num.partitions")? {
+            None => Ok(1),
+            Some(v) => v
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|p| *p > 0)
+                .ok_or_else(|| {
+                    LocalError::Invalid(format!(
+                        "num.partitions={v} in {} is not a positive integer; fix or remove it",
+                        self.root.join(CONFIG_FILE).display()
+                    ))
+                }),
+        }
+    }
+
     fn meta_path(&self, name: &str) -> PathBuf {
         self.root
             .join(TOPICS_DIR)

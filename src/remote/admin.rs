@@ -1,15 +1,23 @@
-//! The admin client: the bootstrap connection, Metadata, CreateTopics and DeleteTopics.
+//! The admin client: the bootstrap connection, Metadata, DescribeTopicPartitions,
+//! DescribeConfigs, DescribeCluster, CreateTopics, CreatePartitions and DeleteTopics.
 //!
 //! Admin requests go to the bootstrap connection: on KRaft clusters every broker forwards
 //! CreateTopics and DeleteTopics to the active controller itself.
 
 use base64::Engine;
+use kafka_protocol::messages::create_partitions_request::{
+    CreatePartitionsAssignment, CreatePartitionsTopic,
+};
 use kafka_protocol::messages::create_topics_request::{
     CreatableReplicaAssignment, CreatableTopic, CreatableTopicConfig,
 };
 use kafka_protocol::messages::delete_topics_request::DeleteTopicState;
+use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
+use kafka_protocol::messages::describe_topic_partitions_request::{self, TopicRequest};
 use kafka_protocol::messages::{
-    BrokerId, CreateTopicsRequest, DeleteTopicsRequest, MetadataRequest, TopicName,
+    BrokerId, CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest,
+    DescribeClusterRequest, DescribeConfigsRequest, DescribeTopicPartitionsRequest,
+    MetadataRequest, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -37,6 +45,11 @@ pub struct PartitionInfo {
     pub offline: Vec<i32>,
     /// The partition's error code (LEADER_NOT_AVAILABLE while it is being created, ...).
     pub error_code: i16,
+    /// Eligible leader replicas (KIP-966): `None` when the answer came from Metadata, which
+    /// does not carry them (Kafka's tool then prints `N/A`).
+    pub elr: Option<Vec<i32>>,
+    /// Last known eligible leader replicas; `None` as for `elr`.
+    pub last_known_elr: Option<Vec<i32>>,
 }
 
 /// A topic, as Metadata describes it.
@@ -73,6 +86,31 @@ pub struct NewTopic {
     /// Replica broker ids per partition, in partition order; when given, the counts are unset.
     pub assignments: Vec<Vec<i32>>,
     pub configs: Vec<(String, String)>,
+}
+
+/// One config entry of a topic, as DescribeConfigs returns it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigEntry {
+    pub name: String,
+    /// `None` for sensitive values (Kafka's tool prints `null`).
+    pub value: Option<String>,
+    /// The source is DEFAULT_CONFIG (5): not an override of any kind.
+    pub is_default: bool,
+}
+
+/// DescribeConfigs' DEFAULT_CONFIG source.
+const DEFAULT_CONFIG: i8 = 5;
+/// DescribeConfigs' resource type for topics.
+const TOPIC_RESOURCE: i8 = 2;
+
+/// A partition count increase for CreatePartitions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionIncrease {
+    pub name: String,
+    /// The new total partition count.
+    pub count: i32,
+    /// Replica broker ids of each new partition; `None` lets the controller place them.
+    pub assignments: Option<Vec<Vec<i32>>>,
 }
 
 /// A per-topic outcome of CreateTopics or DeleteTopics.
@@ -222,6 +260,8 @@ impl Client {
                         isr: ids(&p.isr_nodes),
                         offline: ids(&p.offline_replicas),
                         error_code: p.error_code,
+                        elr: None,
+                        last_known_elr: None,
                     })
                     .collect();
                 partitions.sort_by_key(|p| p.partition);
@@ -343,6 +383,204 @@ impl Client {
             results,
             self.conn.addr(),
             "DeleteTopics",
+        ))
+    }
+
+    /// The named topics with their partitions and eligible leader replicas, through
+    /// DescribeTopicPartitions (pages of at most `page_limit` partitions, followed by cursor),
+    /// or Metadata on a broker without it (ELR then `None`), as Kafka's admin client does.
+    /// Sorted by name; a topic the broker could not describe carries its error code.
+    pub async fn describe_topics(
+        &mut self,
+        names: &[String],
+        page_limit: i32,
+    ) -> Result<Vec<TopicInfo>> {
+        let Ok(version) = self.conn.version::<DescribeTopicPartitionsRequest>() else {
+            let mut topics = self.metadata(Some(names)).await?.topics;
+            topics.retain(|t| names.contains(&t.name));
+            return Ok(topics);
+        };
+        let mut topics: Vec<TopicInfo> = Vec::new();
+        let mut cursor: Option<describe_topic_partitions_request::Cursor> = None;
+        loop {
+            let request = DescribeTopicPartitionsRequest::default()
+                .with_topics(
+                    names
+                        .iter()
+                        .map(|n| TopicRequest::default().with_name(topic_name(n)))
+                        .collect(),
+                )
+                .with_response_partition_limit(page_limit)
+                .with_cursor(cursor.take());
+            let response = self.conn.send(&request, version).await?;
+            for t in &response.topics {
+                let name = t.name.as_ref().map(|n| n.0.to_string()).unwrap_or_default();
+                let partitions = t.partitions.iter().map(|p| PartitionInfo {
+                    partition: p.partition_index,
+                    leader: p.leader_id.0,
+                    leader_epoch: p.leader_epoch,
+                    replicas: ids(&p.replica_nodes),
+                    isr: ids(&p.isr_nodes),
+                    offline: ids(&p.offline_replicas),
+                    error_code: p.error_code,
+                    elr: p.eligible_leader_replicas.as_deref().map(ids),
+                    last_known_elr: p.last_known_elr.as_deref().map(ids),
+                });
+                match topics.iter_mut().find(|known| known.name == name) {
+                    // The continuation of a topic split across pages.
+                    Some(known) => known.partitions.extend(partitions),
+                    None => topics.push(TopicInfo {
+                        name,
+                        id: base64::engine::general_purpose::URL_SAFE_NO_PAD
+                            .encode(t.topic_id.as_bytes()),
+                        internal: t.is_internal,
+                        error_code: t.error_code,
+                        partitions: partitions.collect(),
+                    }),
+                }
+            }
+            match response.next_cursor {
+                Some(next) => {
+                    cursor = Some(
+                        describe_topic_partitions_request::Cursor::default()
+                            .with_topic_name(next.topic_name)
+                            .with_partition_index(next.partition_index),
+                    );
+                }
+                None => break,
+            }
+        }
+        for t in &mut topics {
+            t.partitions.sort_by_key(|p| p.partition);
+            t.partitions.dedup_by_key(|p| p.partition);
+        }
+        topics.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(topics)
+    }
+
+    /// The config entries of each named topic, in the broker's order (defaults included, with
+    /// `is_default` set); per topic, the broker's error when it could not describe it.
+    pub async fn describe_configs(
+        &mut self,
+        names: &[String],
+    ) -> Result<Vec<(String, Result<Vec<ConfigEntry>>)>> {
+        let version = self.conn.version::<DescribeConfigsRequest>()?;
+        let request = DescribeConfigsRequest::default().with_resources(
+            names
+                .iter()
+                .map(|n| {
+                    DescribeConfigsResource::default()
+                        .with_resource_type(TOPIC_RESOURCE)
+                        .with_resource_name(StrBytes::from_string(n.clone()))
+                        .with_configuration_keys(None)
+                })
+                .collect(),
+        );
+        let response = self.conn.send(&request, version).await?;
+        Ok(response
+            .results
+            .iter()
+            .map(|r| {
+                let outcome = match r.error_code {
+                    0 => Ok(r
+                        .configs
+                        .iter()
+                        .map(|c| ConfigEntry {
+                            name: c.name.to_string(),
+                            value: c.value.as_ref().map(|v| v.to_string()),
+                            is_default: c.config_source == DEFAULT_CONFIG,
+                        })
+                        .collect()),
+                    code => Err(RemoteError::broker(
+                        code,
+                        r.error_message.as_ref().map(|m| m.as_str()),
+                    )),
+                };
+                (r.resource_name.to_string(), outcome)
+            })
+            .collect())
+    }
+
+    /// The ids of the live (unfenced) brokers, sorted: DescribeCluster, or Metadata's brokers
+    /// on a broker without it.
+    pub async fn live_brokers(&mut self) -> Result<Vec<i32>> {
+        let Ok(version) = self.conn.version::<DescribeClusterRequest>() else {
+            return Ok(self
+                .metadata(Some(&[]))
+                .await?
+                .brokers
+                .iter()
+                .map(|b| b.id)
+                .collect());
+        };
+        let response = self
+            .conn
+            .send(&DescribeClusterRequest::default(), version)
+            .await?;
+        if response.error_code != 0 {
+            return Err(RemoteError::broker(
+                response.error_code,
+                response.error_message.as_ref().map(|m| m.as_str()),
+            ));
+        }
+        let mut live: Vec<i32> = response
+            .brokers
+            .iter()
+            .filter(|b| !b.is_fenced)
+            .map(|b| b.broker_id.0)
+            .collect();
+        live.sort();
+        Ok(live)
+    }
+
+    /// Raises each topic's partition count to its `count`, with the replicas of the new
+    /// partitions when given; the outcome of each, in request order.
+    pub async fn create_partitions(
+        &mut self,
+        increases: &[PartitionIncrease],
+    ) -> Result<Vec<TopicOutcome>> {
+        let version = self.conn.version::<CreatePartitionsRequest>()?;
+        let request = CreatePartitionsRequest::default()
+            .with_timeout_ms(self.timeout_ms())
+            .with_topics(
+                increases
+                    .iter()
+                    .map(|i| {
+                        CreatePartitionsTopic::default()
+                            .with_name(topic_name(&i.name))
+                            .with_count(i.count)
+                            .with_assignments(i.assignments.as_ref().map(|a| {
+                                a.iter()
+                                    .map(|brokers| {
+                                        CreatePartitionsAssignment::default().with_broker_ids(
+                                            brokers.iter().map(|b| BrokerId(*b)).collect(),
+                                        )
+                                    })
+                                    .collect()
+                            }))
+                    })
+                    .collect(),
+            );
+        let response = self.conn.send(&request, version).await?;
+        let results = response
+            .results
+            .iter()
+            .map(|r| {
+                let outcome = match r.error_code {
+                    0 => Ok(()),
+                    code => Err(RemoteError::broker(
+                        code,
+                        r.error_message.as_ref().map(|m| m.as_str()),
+                    )),
+                };
+                (r.name.0.to_string(), outcome)
+            })
+            .collect::<Vec<_>>();
+        Ok(in_request_order(
+            increases.iter().map(|i| i.name.as_str()),
+            results,
+            self.conn.addr(),
+            "CreatePartitions",
         ))
     }
 

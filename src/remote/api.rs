@@ -5,9 +5,12 @@
 //! the broker-side decoders are never compiled.
 
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsRequest, ApiVersionsResponse, CreateTopicsRequest, CreateTopicsResponse,
-    DeleteTopicsRequest, DeleteTopicsResponse, FetchRequest, FetchResponse, ListOffsetsRequest,
-    ListOffsetsResponse, MetadataRequest, MetadataResponse,
+    ApiKey, ApiVersionsRequest, ApiVersionsResponse, CreatePartitionsRequest,
+    CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest,
+    DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse, DescribeConfigsRequest,
+    DescribeConfigsResponse, DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse,
+    FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse, MetadataRequest,
+    MetadataResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message};
 
@@ -38,6 +41,10 @@ apis! {
     Metadata: MetadataRequest => MetadataResponse;
     CreateTopics: CreateTopicsRequest => CreateTopicsResponse;
     DeleteTopics: DeleteTopicsRequest => DeleteTopicsResponse;
+    DescribeConfigs: DescribeConfigsRequest => DescribeConfigsResponse;
+    CreatePartitions: CreatePartitionsRequest => CreatePartitionsResponse;
+    DescribeCluster: DescribeClusterRequest => DescribeClusterResponse;
+    DescribeTopicPartitions: DescribeTopicPartitionsRequest => DescribeTopicPartitionsResponse;
     Fetch: FetchRequest => FetchResponse;
     ListOffsets: ListOffsetsRequest => ListOffsetsResponse;
 }

@@ -6,7 +6,8 @@
 //! - [`versions`]: the versions kafkit speaks, Kafka 4.0's floors, `min(ours, broker's)`.
 //! - [`connection`]: one broker connection: connect timeout, ApiVersions, request timeout.
 //! - [`fetch`]: ListOffsets and Fetch at partition leaders, for the consumer.
-//! - [`admin`]: the bootstrap list and the admin calls (Metadata, CreateTopics, DeleteTopics).
+//! - [`admin`]: the bootstrap list and the admin calls (Metadata, DescribeTopicPartitions,
+//!   DescribeConfigs, DescribeCluster, CreateTopics, CreatePartitions, DeleteTopics).
 //! - [`error`]: [`RemoteError`], one line per failure, naming the broker.
 //!
 //! [`Cluster`] wraps the async client for the blocking command-line tools.
@@ -20,7 +21,8 @@ pub mod frame;
 pub mod versions;
 
 pub use admin::{
-    BrokerInfo, Client, ClusterMetadata, NewTopic, PartitionInfo, TopicInfo, TopicOutcome,
+    BrokerInfo, Client, ClusterMetadata, ConfigEntry, NewTopic, PartitionIncrease, PartitionInfo,
+    TopicInfo, TopicOutcome,
 };
 pub use connection::ClientConfig;
 pub use error::RemoteError;
@@ -69,6 +71,34 @@ impl Cluster {
     /// See [`Client::create_topics`].
     pub fn create_topics(&mut self, topics: &[NewTopic]) -> Result<Vec<TopicOutcome>> {
         self.runtime.block_on(self.client.create_topics(topics))
+    }
+
+    /// See [`Client::describe_topics`].
+    pub fn describe_topics(&mut self, names: &[String], page_limit: i32) -> Result<Vec<TopicInfo>> {
+        self.runtime
+            .block_on(self.client.describe_topics(names, page_limit))
+    }
+
+    /// See [`Client::describe_configs`].
+    pub fn describe_configs(
+        &mut self,
+        names: &[String],
+    ) -> Result<Vec<(String, Result<Vec<ConfigEntry>>)>> {
+        self.runtime.block_on(self.client.describe_configs(names))
+    }
+
+    /// See [`Client::live_brokers`].
+    pub fn live_brokers(&mut self) -> Result<Vec<i32>> {
+        self.runtime.block_on(self.client.live_brokers())
+    }
+
+    /// See [`Client::create_partitions`].
+    pub fn create_partitions(
+        &mut self,
+        increases: &[PartitionIncrease],
+    ) -> Result<Vec<TopicOutcome>> {
+        self.runtime
+            .block_on(self.client.create_partitions(increases))
     }
 
     /// See [`Client::delete_topics`].
