@@ -225,16 +225,24 @@ fn commands_not_wired_yet_say_so() {
     let Some(_) = broker::try_bootstrap() else {
         return;
     };
-    for tool in ["kafka-console-producer", "kafka-console-consumer"] {
+    for (tool, extra, what) in [
+        ("kafka-console-producer", None, "kafka-console-producer"),
+        (
+            "kafka-console-consumer",
+            Some(["--group", "g"]),
+            "kafka-console-consumer --group",
+        ),
+    ] {
         let out = broker::kafkit(tool)
             .args(["--topic", "t"])
+            .args(extra.iter().flatten())
             .write_stdin("x\n")
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(1), "{tool}");
         let err = text(&out.stderr);
         assert!(
-            err.contains(&format!("{tool} against a Kafka cluster")),
+            err.contains(&format!("{what} against a Kafka cluster")),
             "{err}"
         );
     }
