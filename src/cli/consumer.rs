@@ -1,10 +1,13 @@
-//! `kafka-console-consumer`: prints records of the embedded log (Kafka's `ConsoleConsumer`).
+//! `kafka-console-consumer`: prints records of the embedded log or, without `--group`, of a
+//! Kafka cluster (Kafka's `ConsoleConsumer`).
 //!
+//! The two differ only in `Source` and `Reader`: a local partition is read from its log,
+//! remote partitions are fetched from their leaders, all at once, once per round.
 //! It assigns itself every partition of `--topic` (or of the topics matching `--include`), or
 //! one `--partition`, and tails them by polling each partition's end every few tens of
 //! milliseconds until `--max-messages`, `--timeout-ms`, Ctrl-C or a closed stdout.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -21,8 +24,9 @@ use super::signals::Interrupt;
 use super::{CliError, connection_args, open_backend, run_tool, usage};
 use crate::backend::{Backend, BackendError};
 use crate::local::group::{Member, MemberConfig, TopicPartition};
-use crate::local::{LocalError, LogDir, PartitionLog, Snapshot, topic_name};
+use crate::local::{LocalError, LogDir, PartitionLog, topic_name};
 use crate::record::{BatchHeader, BatchIter, for_each_record};
+use crate::remote::{ConsumerClient, Fetched, Isolation, Tp};
 
 /// Kafka's formatter classes, offered by completions.
 const FORMATTERS: &[&str] = &[
@@ -144,6 +148,7 @@ struct Options {
     skip_errors: bool,
     formatter: Formatter,
     systest: bool,
+    isolation: Isolation,
 }
 
 /// The group id from `--group`, the command properties and the command config; where more than
@@ -311,7 +316,9 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
     let isolation = m
         .get_one::<String>("isolation-level")
         .or(command.get("isolation.level"))
-        .map_or("read_uncommitted", |s| s.as_str());
+        .map_or("read_uncommitted", |s| s.as_str())
+        .to_string();
+    let isolation = isolation.as_str();
     if !["read_committed", "read_uncommitted"].contains(&isolation) {
         return usage(format!(
             "Invalid value {isolation} for configuration isolation.level: String must be one of: read_committed, read_uncommitted"
@@ -418,6 +425,11 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
             skip_errors: m.get_flag("skip-message-on-error"),
             formatter,
             systest: m.get_flag("enable-systest-events"),
+            isolation: if isolation == "read_committed" {
+                Isolation::ReadCommitted
+            } else {
+                Isolation::ReadUncommitted
+            },
         },
         command,
     ))
@@ -425,16 +437,18 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
 
 fn run(m: &ArgMatches) -> Result<(), CliError> {
     let (opts, command) = options(m)?;
-    let dir = match open_backend(m, Some(&command))? {
-        Backend::Local(dir) => dir,
-        Backend::Remote(_) => {
-            return Err(
-                BackendError::RemoteUnsupported("kafka-console-consumer".to_string()).into(),
-            );
+    let source = match open_backend(m, Some(&command))? {
+        Backend::Local(dir) => Source::Local(dir),
+        Backend::Remote(_) if opts.group.is_some() => {
+            return Err(BackendError::RemoteUnsupported(
+                "kafka-console-consumer --group".to_string(),
+            )
+            .into());
         }
+        Backend::Remote(cluster) => Source::Remote(Box::new(cluster.into_consumer(opts.isolation))),
     };
     let interrupt = Interrupt::install();
-    let mut consumer = Consumer::new(dir, &opts)?;
+    let mut consumer = Consumer::new(source, &opts)?;
     let result = consumer.run(&opts, &interrupt);
     // Like Kafka's consumer on close: commit what was printed, then leave the group.
     let closed = consumer.close(&opts);
@@ -445,11 +459,104 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     result.and(closed)
 }
 
+/// Where the records come from: the embedded log or a cluster.
+enum Source {
+    Local(LogDir),
+    Remote(Box<ConsumerClient>),
+}
+
+impl Source {
+    /// The partition counts of the named topics that exist, or of every non-internal topic.
+    fn topics(&mut self, names: Option<&[String]>) -> Result<BTreeMap<String, u32>, CliError> {
+        match self {
+            Source::Remote(c) => Ok(c.topics(names).map_err(anyhow::Error::from)?),
+            Source::Local(dir) => {
+                let all;
+                let names = match names {
+                    Some(n) => n,
+                    None => {
+                        all = dir
+                            .topic_names()?
+                            .into_iter()
+                            .filter(|n| !topic_name::is_internal(n))
+                            .collect::<Vec<_>>();
+                        &all
+                    }
+                };
+                let mut out = BTreeMap::new();
+                for n in names {
+                    if let Some(meta) = dir.topic(n)? {
+                        out.insert(n.clone(), meta.partitions);
+                    }
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// Where the records are, for the missing-topic warning.
+    fn place(&self) -> String {
+        match self {
+            Source::Local(dir) => dir.root().display().to_string(),
+            Source::Remote(c) => format!("the cluster at {}", c.addr()),
+        }
+    }
+
+    /// A partition's reader with its start and end offsets, and the first offset at or after
+    /// `from_time` (the end when there is none).
+    fn open(
+        &mut self,
+        topic: &str,
+        p: u32,
+        from_time: Option<i64>,
+    ) -> Result<(Reader, i64, i64, Option<i64>), CliError> {
+        match self {
+            Source::Local(dir) => {
+                let log = dir.partition(topic, p)?;
+                let snap = log.snapshot()?;
+                let at = match from_time {
+                    Some(t) => Some(
+                        log.offset_for_timestamp(&snap, t)?
+                            .unwrap_or(snap.log_end_offset),
+                    ),
+                    None => None,
+                };
+                Ok((
+                    Reader::Local(log),
+                    snap.log_start_offset,
+                    snap.log_end_offset,
+                    at,
+                ))
+            }
+            Source::Remote(c) => {
+                let tp = (topic.to_string(), p as i32);
+                let (lo, hi) = c.bounds(&tp).map_err(anyhow::Error::from)?;
+                let at = match from_time {
+                    Some(t) => Some(
+                        c.list_offset(&tp, t)
+                            .map_err(anyhow::Error::from)?
+                            .unwrap_or(hi),
+                    ),
+                    None => None,
+                };
+                Ok((Reader::Remote, lo, hi, at))
+            }
+        }
+    }
+}
+
+/// How one assigned partition is read.
+enum Reader {
+    Local(PartitionLog),
+    /// Fetched from its leader, with the others, once per round.
+    Remote,
+}
+
 /// One assigned partition and the next offset to print.
 struct Assigned {
     topic: String,
     partition: u32,
-    log: PartitionLog,
+    log: Reader,
     position: i64,
     /// `--until-end`: the partition's end when it was assigned.
     end_target: i64,
@@ -460,7 +567,7 @@ struct Assigned {
 }
 
 impl Assigned {
-    fn new(topic: String, partition: u32, log: PartitionLog, position: i64, end: i64) -> Self {
+    fn new(topic: String, partition: u32, log: Reader, position: i64, end: i64) -> Self {
         Assigned {
             topic,
             partition,
@@ -496,7 +603,7 @@ fn parse_time(text: &str) -> Result<i64, String> {
 }
 
 struct Consumer {
-    dir: LogDir,
+    source: Source,
     assigned: Vec<Assigned>,
     /// The group membership, with `--group`.
     member: Option<Member>,
@@ -523,13 +630,15 @@ enum Stop {
 }
 
 impl Consumer {
-    fn new(dir: LogDir, opts: &Options) -> Result<Self, CliError> {
-        let member = match &opts.group {
-            Some(g) => Some(dir.groups().join(&g.id, &g.client_id, g.member)?),
-            None => None,
+    fn new(source: Source, opts: &Options) -> Result<Self, CliError> {
+        let member = match (&opts.group, &source) {
+            (Some(g), Source::Local(dir)) => {
+                Some(dir.groups().join(&g.id, &g.client_id, g.member)?)
+            }
+            _ => None,
         };
         Ok(Consumer {
-            dir,
+            source,
             assigned: Vec::new(),
             member,
             last_commit: Instant::now(),
@@ -667,14 +776,6 @@ impl Consumer {
         }
     }
 
-    /// `--from-time`: the first offset at or after the time, or the end when there is none.
-    fn at_time(opts: &Options, log: &PartitionLog, snap: &Snapshot) -> Result<i64, CliError> {
-        let t = opts.from_time.expect("checked by the caller");
-        Ok(log
-            .offset_for_timestamp(snap, t)?
-            .unwrap_or(snap.log_end_offset))
-    }
-
     /// `--until-end` / `--until-time`: whether every assigned partition is finished.
     fn bounded_read_done(&self, opts: &Options) -> bool {
         if !self.started {
@@ -707,17 +808,26 @@ impl Consumer {
             } => {
                 vec![(topic.clone(), Some(*partition), Some(*start))]
             }
-            Subscription::Pattern(re) => self
-                .dir
-                .topic_names()?
-                .into_iter()
-                .filter(|n| re.is_match(n) && !topic_name::is_internal(n))
-                .map(|n| (n, None, None))
+            Subscription::Pattern(_) => Vec::new(),
+        };
+        let existing = match &opts.subscription {
+            Subscription::Pattern(_) => self.source.topics(None)?,
+            _ => {
+                let names: Vec<String> = wanted.iter().map(|w| w.0.clone()).collect();
+                self.source.topics(Some(&names))?
+            }
+        };
+        let wanted = match &opts.subscription {
+            Subscription::Pattern(re) => existing
+                .keys()
+                .filter(|n| re.is_match(n))
+                .map(|n| (n.clone(), None, None))
                 .collect(),
+            _ => wanted,
         };
         let mut subscription = BTreeMap::new();
         for (topic, only, start) in wanted {
-            let Some(meta) = self.dir.topic(&topic)? else {
+            let Some(&partitions) = existing.get(&topic) else {
                 if self.subscription.contains_key(&topic) {
                     self.forget_topic(&topic);
                 } else if !matches!(opts.subscription, Subscription::Pattern(_))
@@ -725,33 +835,33 @@ impl Consumer {
                 {
                     eprintln!(
                         "WARN: Topic '{topic}' does not exist in {} yet; waiting for it to be created.",
-                        self.dir.root().display()
+                        self.source.place()
                     );
                     self.warned_missing = true;
                 }
                 continue;
             };
             if let Some(p) = only
-                && p >= meta.partitions
+                && p >= partitions
             {
                 return Err(anyhow!(
                     "Topic '{topic}' has {} partition(s) (0..{}); partition {p} does not exist",
-                    meta.partitions,
-                    meta.partitions - 1
+                    partitions,
+                    partitions - 1
                 )
                 .into());
             }
             if !self.started {
                 self.initial
-                    .extend((0..meta.partitions).map(|p| (topic.clone(), p)));
+                    .extend((0..partitions).map(|p| (topic.clone(), p)));
             }
-            subscription.insert(topic.clone(), meta.partitions);
+            subscription.insert(topic.clone(), partitions);
             if self.member.is_some() {
                 continue;
             }
             let (first, last) = match only {
                 Some(p) => (p, p + 1),
-                None => (0, meta.partitions),
+                None => (0, partitions),
             };
             for p in first..last {
                 let tp = (topic.clone(), p);
@@ -762,11 +872,9 @@ impl Consumer {
                 {
                     continue;
                 }
-                let log = self.dir.partition(&topic, p)?;
-                let snap = log.snapshot()?;
-                let (lo, hi) = (snap.log_start_offset, snap.log_end_offset);
+                let (log, lo, hi, at) = self.source.open(&topic, p, opts.from_time)?;
                 let position = match start {
-                    _ if opts.from_time.is_some() => Self::at_time(opts, &log, &snap)?,
+                    _ if let Some(at) = at => at,
                     _ if self.started => lo,
                     Some(Start::Earliest) => lo,
                     Some(Start::Latest) => hi,
@@ -806,11 +914,9 @@ impl Consumer {
         self.assigned
             .retain(|a| !change.revoked.contains(&(a.topic.clone(), a.partition)));
         for (tp, committed) in change.acquired {
-            let log = self.dir.partition(&tp.0, tp.1)?;
-            let snap = log.snapshot()?;
-            let (lo, hi) = (snap.log_start_offset, snap.log_end_offset);
+            let (log, lo, hi, at) = self.source.open(&tp.0, tp.1, opts.from_time)?;
             let position = match committed {
-                _ if opts.from_time.is_some() => Self::at_time(opts, &log, &snap)?,
+                _ if let Some(at) = at => at,
                 Some(o) if (lo..=hi).contains(&o) => o,
                 _ => self.default_start(opts, &tp, lo, hi),
             };
@@ -825,44 +931,103 @@ impl Consumer {
     fn poll(&mut self, opts: &Options) -> Result<(bool, Option<Stop>), CliError> {
         let mut progress = false;
         let mut deleted: Option<String> = None;
+        // A cluster is asked once per round, one Fetch per leader for all partitions.
+        let mut remote = match &mut self.source {
+            Source::Remote(c) => {
+                let positions: Vec<(Tp, i64)> = self
+                    .assigned
+                    .iter()
+                    .filter(|a| !a.past_until)
+                    .map(|a| ((a.topic.clone(), a.partition as i32), a.position))
+                    .collect();
+                c.fetch(&positions).map_err(anyhow::Error::from)?
+            }
+            Source::Local(_) => HashMap::new(),
+        };
+        let read_committed = opts.isolation == Isolation::ReadCommitted;
         for a in &mut self.assigned {
             if a.past_until {
                 continue;
             }
-            let snap = match a.log.snapshot() {
-                Ok(snap) => snap,
-                Err(_) if self.dir.topic(&a.topic)?.is_none() => {
-                    deleted = Some(a.topic.clone());
-                    break;
+            // read_committed: the aborted transactions of this fetch, by first offset.
+            let mut aborted: VecDeque<(i64, i64)> = VecDeque::new();
+            match (&a.log, &mut self.source) {
+                (Reader::Local(log), Source::Local(dir)) => {
+                    let snap = match log.snapshot() {
+                        Ok(snap) => snap,
+                        Err(_) if dir.topic(&a.topic)?.is_none() => {
+                            deleted = Some(a.topic.clone());
+                            break;
+                        }
+                        Err(e) => return Err(e.into()),
+                    };
+                    if a.position < snap.log_start_offset {
+                        // Retention removed what we were about to read: reset as Kafka's
+                        // consumer does.
+                        a.position = match opts.reset {
+                            Reset::Earliest => snap.log_start_offset,
+                            Reset::Latest => snap.log_end_offset,
+                        };
+                    }
+                    a.caught_up = a.position >= snap.log_end_offset;
+                    if a.caught_up {
+                        continue;
+                    }
+                    match log.read_into(&snap, a.position, FETCH_BYTES, &mut self.fetched) {
+                        Ok(()) => {}
+                        // Retention moved the start since the snapshot: the next round resets.
+                        Err(LocalError::OffsetOutOfRange { .. }) => continue,
+                        Err(e) => return Err(e.into()),
+                    }
                 }
-                Err(e) => return Err(e.into()),
-            };
-            if a.position < snap.log_start_offset {
-                // Retention removed what we were about to read: reset as Kafka's consumer does.
-                a.position = match opts.reset {
-                    Reset::Earliest => snap.log_start_offset,
-                    Reset::Latest => snap.log_end_offset,
-                };
+                (Reader::Remote, Source::Remote(c)) => {
+                    let tp = (a.topic.clone(), a.partition as i32);
+                    match remote.remove(&tp) {
+                        // Not fetched (leader unknown, moved or unreachable): the next round
+                        // retries after a metadata refresh.
+                        None | Some(Fetched::Retry) => continue,
+                        Some(Fetched::OutOfRange) => {
+                            let (lo, hi) = c.bounds(&tp).map_err(anyhow::Error::from)?;
+                            a.position = match opts.reset {
+                                Reset::Earliest => lo,
+                                Reset::Latest => hi,
+                            };
+                            continue;
+                        }
+                        Some(Fetched::Data(d)) => {
+                            a.caught_up = a.position >= d.end_offset;
+                            self.fetched.clear();
+                            self.fetched.extend_from_slice(&d.records);
+                            aborted = d.aborted.into_iter().collect();
+                            aborted.make_contiguous().sort_by_key(|t| t.1);
+                        }
+                    }
+                }
+                _ => unreachable!("partitions are read from the consumer's own source"),
             }
-            a.caught_up = a.position >= snap.log_end_offset;
-            if a.caught_up {
-                continue;
-            }
-            match a
-                .log
-                .read_into(&snap, a.position, FETCH_BYTES, &mut self.fetched)
-            {
-                Ok(()) => {}
-                // Retention moved the start since the snapshot: the next round resets.
-                Err(LocalError::OffsetOutOfRange { .. }) => continue,
-                Err(e) => return Err(e.into()),
-            }
+            let mut aborting: HashSet<i64> = HashSet::new();
             for batch in BatchIter::new(&self.fetched) {
                 let batch =
                     batch.map_err(|e| anyhow!("{e} in partition {}-{}", a.topic, a.partition))?;
                 let header = BatchHeader::parse(batch).map_err(anyhow::Error::from)?;
                 if header.next_offset() <= a.position {
                     continue;
+                }
+                if read_committed && header.producer_id >= 0 {
+                    // As Kafka's fetcher: a transaction listed as aborted is skipped from its
+                    // first offset to its abort marker.
+                    while aborted.front().is_some_and(|t| t.1 <= header.last_offset()) {
+                        let (pid, _) = aborted.pop_front().expect("checked");
+                        aborting.insert(pid);
+                    }
+                    if header.is_control() {
+                        if is_abort_marker(batch, &mut self.scratch)? {
+                            aborting.remove(&header.producer_id);
+                        }
+                    } else if header.is_transactional() && aborting.contains(&header.producer_id) {
+                        a.position = header.next_offset();
+                        continue;
+                    }
                 }
                 if header.is_control() {
                     a.position = header.next_offset();
@@ -935,4 +1100,21 @@ impl Consumer {
         }
         Ok((progress, None))
     }
+}
+
+/// Whether a control batch holds an abort marker (control key: version i16, type i16, 0 =
+/// abort, 1 = commit).
+fn is_abort_marker(batch: &[u8], scratch: &mut Vec<u8>) -> Result<bool, CliError> {
+    let mut abort = false;
+    for_each_record(batch, scratch, |r| {
+        if let Some(key) = r.key
+            && key.len() >= 4
+            && key[2..4] == [0, 0]
+        {
+            abort = true;
+        }
+        Ok(())
+    })
+    .map_err(anyhow::Error::from)?;
+    Ok(abort)
 }

@@ -146,7 +146,7 @@ pub fn parse_bootstrap(servers: &str) -> Result<Vec<(String, u16)>> {
 /// An admin client connected to one broker of the cluster.
 #[derive(Debug)]
 pub struct Client {
-    conn: Connection,
+    pub(super) conn: Connection,
 }
 
 impl Client {
@@ -594,7 +594,7 @@ impl Client {
     }
 }
 
-fn topic_name(name: &str) -> TopicName {
+pub(super) fn topic_name(name: &str) -> TopicName {
     TopicName(StrBytes::from_string(name.to_string()))
 }
 

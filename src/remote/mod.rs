@@ -5,6 +5,7 @@
 //! - [`frame`]: request and response frames, size prefix and limit, correlation ids.
 //! - [`versions`]: the versions kafkit speaks, Kafka 4.0's floors, `min(ours, broker's)`.
 //! - [`connection`]: one broker connection: connect timeout, ApiVersions, request timeout.
+//! - [`fetch`]: ListOffsets and Fetch at partition leaders, for the consumer.
 //! - [`admin`]: the bootstrap list and the admin calls (Metadata, DescribeTopicPartitions,
 //!   DescribeConfigs, DescribeCluster, CreateTopics, CreatePartitions, DeleteTopics).
 //! - [`produce`]: the producer: leader routing, InitProducerId, Produce with retries.
@@ -16,6 +17,7 @@ pub mod admin;
 pub mod api;
 pub mod connection;
 pub mod error;
+pub mod fetch;
 pub mod frame;
 pub mod produce;
 pub mod versions;
@@ -26,6 +28,7 @@ pub use admin::{
 };
 pub use connection::ClientConfig;
 pub use error::RemoteError;
+pub use fetch::{Fetched, Isolation, PartitionData, Tp};
 pub use produce::{Producer, ProducerSettings};
 
 use error::Result;
@@ -36,6 +39,7 @@ use error::Result;
 pub struct Cluster {
     runtime: tokio::runtime::Runtime,
     client: Client,
+    config: ClientConfig,
 }
 
 impl Cluster {
@@ -49,8 +53,12 @@ impl Cluster {
                 api: "starting the network runtime",
                 source,
             })?;
-        let client = runtime.block_on(Client::connect(servers, config))?;
-        Ok(Cluster { runtime, client })
+        let client = runtime.block_on(Client::connect(servers, config.clone()))?;
+        Ok(Cluster {
+            runtime,
+            client,
+            config,
+        })
     }
 
     /// The broker this client talks to.
@@ -99,5 +107,56 @@ impl Cluster {
     /// See [`Client::delete_topics`].
     pub fn delete_topics(&mut self, names: &[String]) -> Result<Vec<TopicOutcome>> {
         self.runtime.block_on(self.client.delete_topics(names))
+    }
+
+    /// Turns the client into a consumer's fetcher.
+    pub fn into_consumer(self, isolation: Isolation) -> ConsumerClient {
+        ConsumerClient {
+            runtime: self.runtime,
+            fetcher: fetch::Fetcher::new(self.client, self.config, isolation),
+        }
+    }
+}
+
+/// The blocking face of [`fetch::Fetcher`], for `kafka-console-consumer`.
+#[derive(Debug)]
+pub struct ConsumerClient {
+    runtime: tokio::runtime::Runtime,
+    fetcher: fetch::Fetcher,
+}
+
+impl ConsumerClient {
+    /// The bootstrap broker's address.
+    pub fn addr(&self) -> &str {
+        self.fetcher.addr()
+    }
+
+    /// See [`fetch::Fetcher::topics`].
+    pub fn topics(
+        &mut self,
+        names: Option<&[String]>,
+    ) -> Result<std::collections::BTreeMap<String, u32>> {
+        self.runtime.block_on(self.fetcher.topics(names))
+    }
+
+    /// See [`fetch::Fetcher::list_offset`].
+    pub fn list_offset(&mut self, tp: &Tp, timestamp: i64) -> Result<Option<i64>> {
+        self.runtime
+            .block_on(self.fetcher.list_offset(tp, timestamp))
+    }
+
+    /// The log start and end (the last stable offset with read_committed) of a partition.
+    pub fn bounds(&mut self, tp: &Tp) -> Result<(i64, i64)> {
+        let start = self.list_offset(tp, fetch::EARLIEST)?.unwrap_or(0);
+        let end = self.list_offset(tp, fetch::LATEST)?.unwrap_or(start);
+        Ok((start, end))
+    }
+
+    /// See [`fetch::Fetcher::fetch`].
+    pub fn fetch(
+        &mut self,
+        positions: &[(Tp, i64)],
+    ) -> Result<std::collections::HashMap<Tp, Fetched>> {
+        self.runtime.block_on(self.fetcher.fetch(positions))
     }
 }

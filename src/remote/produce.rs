@@ -24,8 +24,6 @@ use super::admin::Client;
 use super::connection::{ConnectFailure, Connection};
 use super::error::{RemoteError, Result};
 
-/// The highest Produce version we send: v13 names topics by id.
-const PRODUCE_MAX_VERSION: i16 = 12;
 /// UNKNOWN_TOPIC_OR_PARTITION.
 const UNKNOWN_TOPIC: i16 = 3;
 /// LEADER_NOT_AVAILABLE.
@@ -345,7 +343,7 @@ impl ProducerState<'_> {
             self.conns.insert(leader, conn);
         }
         let conn = self.conns.get_mut(&leader).expect("inserted above");
-        let version = conn.version::<ProduceRequest>()?.min(PRODUCE_MAX_VERSION);
+        let version = conn.version::<ProduceRequest>()?;
         let partitions: Vec<i32> = batches.iter().map(|(p, _)| *p).collect();
         let request = ProduceRequest::default()
             .with_transactional_id(None)

@@ -47,6 +47,12 @@ fn our_bounds(key: i16) -> (i16, i16) {
         // v4 is the first with allow_auto_topic_creation (an admin must not create topics by
         // asking about them); v13 only adds a top-level error code, kept for when it is needed.
         Ok(ApiKey::Metadata) => (4, 12),
+        // v13+ name topics by id; v12 is the last with names.
+        Ok(ApiKey::Fetch) => (4, 12),
+        // v13 names topics by id; v12 is the last with names.
+        Ok(ApiKey::Produce) => (3, 12),
+        // v11 (Kafka 4.2) is unknown to the crate anyway; v10 only adds a timeout.
+        Ok(ApiKey::ListOffsets) => (1, 10),
         _ => (0, i16::MAX),
     }
 }
@@ -118,6 +124,14 @@ mod tests {
         assert_eq!(kip896_floor(0), 3, "Produce");
         assert_eq!(kip896_floor(1), 4, "Fetch");
         assert_eq!(ours::<ApiVersionsRequest>().min, 0);
+        assert_eq!(
+            ours::<kafka_protocol::messages::FetchRequest>(),
+            range(4, 12)
+        );
+        assert_eq!(
+            ours::<kafka_protocol::messages::ListOffsetsRequest>(),
+            range(1, 10)
+        );
     }
 
     #[test]

@@ -1,0 +1,395 @@
+//! `kafka-console-consumer --bootstrap-server` (without `--group`) against a real Kafka 4.3.1
+//! broker. Test data comes from the Java console producer of the same jars, and the Java console
+//! consumer is the oracle for output.
+//!
+//! The broker is shared by the tests of this binary, so every test uses its own topics.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::broker;
+
+const C: &str = "kafka-console-consumer";
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn sorted(text: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort();
+    lines
+}
+
+/// Creates a topic with the Java `kafka-topics`.
+fn create(topic: &str, partitions: u32) {
+    let out = broker::java_topics(&[
+        "--create",
+        "--topic",
+        topic,
+        "--partitions",
+        &partitions.to_string(),
+    ]);
+    assert!(
+        out.status.success(),
+        "create {topic}: {}",
+        text(&out.stderr)
+    );
+}
+
+/// Produces `lines` with the Java console producer, plus its extra arguments.
+fn produce(topic: &str, lines: &[String], extra: &[&str]) {
+    let bootstrap = broker::bootstrap();
+    let mut child = Command::new("bash")
+        .arg(broker::script())
+        .arg("tool")
+        .arg("org.apache.kafka.tools.ConsoleProducer")
+        .args(["--bootstrap-server", &bootstrap, "--topic", topic])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the Java console producer runs");
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        for line in lines {
+            writeln!(stdin, "{line}").expect("write to the producer");
+        }
+    }
+    let out = child.wait_with_output().expect("producer finishes");
+    assert!(
+        out.status.success(),
+        "Java producer failed: {}",
+        text(&out.stderr)
+    );
+}
+
+/// The Java console consumer's stdout.
+fn java_consume(args: &[&str]) -> String {
+    let bootstrap = broker::bootstrap();
+    let mut all = vec!["--bootstrap-server", bootstrap.as_str()];
+    all.extend_from_slice(args);
+    let out = broker::java_tool("org.apache.kafka.tools.consumer.ConsoleConsumer", &all);
+    assert!(
+        out.status.success(),
+        "Java consumer {args:?} failed: {}",
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+fn ours(args: &[&str]) -> Output {
+    broker::kafkit(C)
+        .args(args)
+        .output()
+        .expect("kafka-console-consumer runs")
+}
+
+fn ours_ok(args: &[&str]) -> String {
+    let out = ours(args);
+    assert!(
+        out.status.success(),
+        "kafka-console-consumer {args:?} failed: {}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(!text(&out.stderr).contains("panicked"));
+    text(&out.stdout)
+}
+
+fn values(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("value-{i}")).collect()
+}
+
+#[test]
+fn from_beginning_with_keys_and_headers_matches_java() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("rc-java");
+    create(&topic, 3);
+    let lines: Vec<String> = (0..30)
+        .map(|i| format!("h1:a{i},h2:b\tkey-{}\tvalue-{i}", i % 7))
+        .collect();
+    produce(
+        &topic,
+        &lines,
+        &[
+            "--reader-property",
+            "parse.key=true",
+            "--reader-property",
+            "parse.headers=true",
+        ],
+    );
+    let props = [
+        "--formatter-property",
+        "print.key=true",
+        "--formatter-property",
+        "print.headers=true",
+        "--formatter-property",
+        "print.partition=true",
+        "--formatter-property",
+        "print.offset=true",
+    ];
+    let mut args = vec![
+        "--topic",
+        topic.as_str(),
+        "--from-beginning",
+        "--max-messages",
+        "30",
+    ];
+    args.extend_from_slice(&props);
+    let java = java_consume(&args);
+    let out = ours(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mine = text(&out.stdout);
+    assert_eq!(sorted(&mine), sorted(&java));
+    assert_eq!(mine.lines().count(), 30);
+    assert!(mine.contains("h1:a0,h2:b"), "{mine}");
+    assert!(
+        text(&out.stderr).contains("Processed a total of 30 messages"),
+        "{}",
+        text(&out.stderr)
+    );
+    // Within one partition the order is the log's; max-messages cuts short.
+    let five = ours_ok(&["--topic", &topic, "--from-beginning", "--max-messages", "5"]);
+    assert_eq!(five.lines().count(), 5);
+}
+
+#[test]
+fn compressed_topics_decode() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    for codec in ["gzip", "lz4", "zstd", "snappy"] {
+        let topic = broker::unique_topic(&format!("rc-{codec}"));
+        create(&topic, 1);
+        let lines = values(200);
+        produce(&topic, &lines, &["--compression-codec", codec]);
+        let mine = ours_ok(&["--topic", &topic, "--from-beginning", "--until-end"]);
+        assert_eq!(mine.lines().collect::<Vec<_>>(), lines, "{codec}");
+        // From the middle of a compressed batch: records below the offset are skipped.
+        let mid = ours_ok(&[
+            "--topic",
+            &topic,
+            "--partition",
+            "0",
+            "--offset",
+            "101",
+            "--max-messages",
+            "3",
+            "--output",
+            "json",
+        ]);
+        let offsets: Vec<i64> = mid
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).expect("json");
+                v["offset"].as_i64().expect("offset")
+            })
+            .collect();
+        assert_eq!(offsets, vec![101, 102, 103], "{codec}");
+        assert!(mid.contains("\"value\":\"value-101\""), "{codec}: {mid}");
+    }
+}
+
+#[test]
+fn partition_offset_and_until_end() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("rc-offset");
+    create(&topic, 2);
+    // Distinct keys spread the records over both partitions (murmur2), about 20 each.
+    let keyed: Vec<String> = values(40).iter().map(|v| format!("k{v}\t{v}")).collect();
+    produce(&topic, &keyed, &["--reader-property", "parse.key=true"]);
+    let java = java_consume(&[
+        "--topic",
+        &topic,
+        "--partition",
+        "1",
+        "--offset",
+        "3",
+        "--max-messages",
+        "4",
+        "--timeout-ms",
+        "20000",
+        "--formatter-property",
+        "print.offset=true",
+    ]);
+    assert_eq!(java.lines().count(), 4, "{java}");
+    let mine = ours_ok(&[
+        "--topic",
+        &topic,
+        "--partition",
+        "1",
+        "--offset",
+        "3",
+        "--max-messages",
+        "4",
+        "--formatter-property",
+        "print.offset=true",
+    ]);
+    assert_eq!(mine, java);
+    // --until-end stops by itself, with every record of both partitions.
+    let started = Instant::now();
+    let all = ours_ok(&["--topic", &topic, "--from-beginning", "--until-end"]);
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let mut expected = values(40);
+    expected.sort();
+    assert_eq!(sorted(&all), expected);
+    // --offset earliest on one partition, and the latest default prints nothing.
+    let p0 = ours_ok(&[
+        "--topic",
+        &topic,
+        "--partition",
+        "0",
+        "--offset",
+        "earliest",
+        "--until-end",
+    ]);
+    let p1 = ours_ok(&[
+        "--topic",
+        &topic,
+        "--partition",
+        "1",
+        "--from-beginning",
+        "--until-end",
+    ]);
+    assert_eq!(p0.lines().count() + p1.lines().count(), 40);
+    let none = ours_ok(&["--topic", &topic, "--timeout-ms", "500"]);
+    assert_eq!(none, "");
+}
+
+#[test]
+fn tails_new_records() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("rc-tail");
+    create(&topic, 1);
+    produce(&topic, &values(3), &[]);
+    let bootstrap = broker::bootstrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin(C))
+        .args([
+            "--bootstrap-server",
+            &bootstrap,
+            "--topic",
+            &topic,
+            "--max-messages",
+            "2",
+            "--timeout-ms",
+            "30000",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("consumer starts");
+    // The consumer starts at the end: only what is produced now is printed.
+    std::thread::sleep(Duration::from_millis(1500));
+    produce(&topic, &["new-1".to_string(), "new-2".to_string()], &[]);
+    let out = child.wait_with_output().expect("consumer ends");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "new-1\nnew-2\n");
+}
+
+#[test]
+fn missing_topic_waits_then_times_out() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("rc-missing");
+    let started = Instant::now();
+    let out = ours(&["--topic", &topic, "--timeout-ms", "2000"]);
+    let took = started.elapsed();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(took >= Duration::from_millis(1900), "{took:?}");
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.matches("WARN: Topic").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("Topic '{topic}' does not exist")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Processed a total of 0 messages"),
+        "{stderr}"
+    );
+    assert_eq!(text(&out.stdout), "");
+}
+
+#[test]
+fn group_is_not_supported_yet() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let out = ours(&["--topic", "whatever", "--group", "g1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("--group against a Kafka cluster"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn read_committed_skips_aborted_transactions() {
+    let Some(bootstrap) = broker::try_bootstrap() else {
+        return;
+    };
+    let input = broker::unique_topic("rc-txin");
+    let output = broker::unique_topic("rc-txout");
+    create(&input, 1);
+    create(&output, 1);
+    let lines = values(200);
+    produce(&input, &lines, &[]);
+    // Java's transactional copier, aborting some of its 10-record transactions at random and
+    // copying those records again: read_committed sees each input record exactly once.
+    let out = broker::java_tool(
+        "org.apache.kafka.tools.TransactionalMessageCopier",
+        &[
+            "--broker-list",
+            &bootstrap,
+            "--input-topic",
+            &input,
+            "--input-partition",
+            "0",
+            "--output-topic",
+            &output,
+            "--transactional-id",
+            &format!("{output}-tx"),
+            "--consumer-group",
+            &format!("{output}-cg"),
+            "--transaction-size",
+            "10",
+            "--enable-random-aborts",
+        ],
+    );
+    assert!(out.status.success(), "copier: {}", text(&out.stderr));
+    let committed = ours_ok(&[
+        "--topic",
+        &output,
+        "--from-beginning",
+        "--until-end",
+        "--isolation-level",
+        "read_committed",
+    ]);
+    assert_eq!(committed.lines().collect::<Vec<_>>(), lines);
+    let java = java_consume(&[
+        "--topic",
+        &output,
+        "--from-beginning",
+        "--max-messages",
+        "200",
+        "--isolation-level",
+        "read_committed",
+    ]);
+    assert_eq!(committed, java);
+    // read_uncommitted sees the aborted copies too (unless, rarely, none was aborted).
+    let all = ours_ok(&["--topic", &output, "--from-beginning", "--until-end"]);
+    assert!(all.lines().count() >= 200);
+}
