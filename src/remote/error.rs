@@ -94,9 +94,13 @@ impl RemoteError {
     pub fn broker(code: i16, message: Option<&str>) -> RemoteError {
         let message = match message.filter(|m| !m.is_empty()) {
             Some(m) => m.to_string(),
-            None => match kafka_protocol::ResponseError::try_from_code(code) {
-                Some(e) => e.to_string(),
-                None => format!("error code {code}"),
+            None => match (
+                description(code),
+                kafka_protocol::ResponseError::try_from_code(code),
+            ) {
+                (Some(text), _) => text.to_string(),
+                (None, Some(e)) => e.to_string(),
+                (None, None) => format!("error code {code}"),
             },
         };
         RemoteError::Broker { code, message }
@@ -109,6 +113,44 @@ impl RemoteError {
             _ => None,
         }
     }
+}
+
+/// Kafka's description of an error code (`Errors.java`), for the codes the tools meet most;
+/// others fall back to the code's name.
+fn description(code: i16) -> Option<&'static str> {
+    Some(match code {
+        2 => {
+            "This message has failed its CRC checksum, exceeds the valid size, has a null key for a compacted topic, or is otherwise corrupt."
+        }
+        3 => "This server does not host this topic-partition.",
+        5 => {
+            "There is no leader for this topic-partition as we are in the middle of a leadership election."
+        }
+        6 => {
+            "For requests intended only for the leader, this error indicates that the broker is not the current leader. For requests intended for any replica, this error indicates that the broker is not a replica of the topic partition."
+        }
+        7 => "The request timed out.",
+        10 => {
+            "The request included a message larger than the max message size the server will accept."
+        }
+        18 => {
+            "The request included message batch larger than the configured segment size on the server."
+        }
+        19 => "Messages are rejected since there are fewer in-sync replicas than required.",
+        20 => "Messages are written to the log, but to fewer in-sync replicas than required.",
+        21 => "Produce request specified an invalid value for required acks.",
+        29 => "Topic authorization failed.",
+        31 => "Cluster authorization failed.",
+        32 => "The timestamp of the message is out of acceptable range.",
+        45 => "The broker received an out of order sequence number.",
+        47 => "Producer attempted to produce with an old epoch.",
+        56 => "Disk error when trying to access log file on the disk.",
+        87 => "This record has failed the validation on broker and hence will be rejected.",
+        36 => "Topic with this name already exists.",
+        37 => "Number of partitions is below 1.",
+        38 => "Replication factor is below 1 or larger than the number of available brokers.",
+        _ => return None,
+    })
 }
 
 /// Result alias for the remote client.

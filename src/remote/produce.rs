@@ -164,7 +164,7 @@ async fn wait_for_topic(
                 });
             }
             code => {
-                let e = broker_error(code, None);
+                let e = RemoteError::broker(code, None);
                 return Err(RemoteError::Broker {
                     code,
                     message: format!("cannot produce to topic '{}': {e}", topic),
@@ -192,7 +192,7 @@ async fn init_producer_id(client: &mut Client, settings: &ProducerSettings) -> R
             0 => return Ok((response.producer_id.0, response.producer_epoch)),
             code if is_retriable(code) && start.elapsed() < settings.max_block => {}
             code => {
-                let e = broker_error(code, None);
+                let e = RemoteError::broker(code, None);
                 return Err(RemoteError::Broker {
                     code,
                     message: format!(
@@ -240,7 +240,7 @@ impl ProducerState<'_> {
                         .push((p as i32, batch.clone())),
                     None => outcomes.push((
                         p as i32,
-                        Outcome::Retry(broker_error(LEADER_NOT_AVAILABLE, None)),
+                        Outcome::Retry(RemoteError::broker(LEADER_NOT_AVAILABLE, None)),
                     )),
                 }
             }
@@ -386,7 +386,7 @@ impl ProducerState<'_> {
                 let outcome = match answers.remove(&p) {
                     Some((0 | DUPLICATE_SEQUENCE, _)) => Outcome::Done,
                     Some((code, message)) => {
-                        let e = broker_error(code, message.as_deref());
+                        let e = RemoteError::broker(code, message.as_deref());
                         if is_retriable(code) {
                             Outcome::Retry(e)
                         } else {
@@ -402,49 +402,6 @@ impl ProducerState<'_> {
                 (p, outcome)
             })
             .collect())
-    }
-}
-
-/// A broker error as Kafka's producer words it: the broker's own message when it sent one,
-/// else Kafka's description of the code (the errors a Produce or InitProducerId can return),
-/// else the code's name.
-fn broker_error(code: i16, message: Option<&str>) -> RemoteError {
-    if message.is_some_and(|m| !m.is_empty()) {
-        return RemoteError::broker(code, message);
-    }
-    let text = match code {
-        2 => {
-            "This message has failed its CRC checksum, exceeds the valid size, has a null key for a compacted topic, or is otherwise corrupt."
-        }
-        3 => "This server does not host this topic-partition.",
-        5 => {
-            "There is no leader for this topic-partition as we are in the middle of a leadership election."
-        }
-        6 => {
-            "For requests intended only for the leader, this error indicates that the broker is not the current leader. For requests intended for any replica, this error indicates that the broker is not a replica of the topic partition."
-        }
-        7 => "The request timed out.",
-        10 => {
-            "The request included a message larger than the max message size the server will accept."
-        }
-        18 => {
-            "The request included message batch larger than the configured segment size on the server."
-        }
-        19 => "Messages are rejected since there are fewer in-sync replicas than required.",
-        20 => "Messages are written to the log, but to fewer in-sync replicas than required.",
-        21 => "Produce request specified an invalid value for required acks.",
-        29 => "Topic authorization failed.",
-        31 => "Cluster authorization failed.",
-        32 => "The timestamp of the message is out of acceptable range.",
-        45 => "The broker received an out of order sequence number.",
-        47 => "Producer attempted to produce with an old epoch.",
-        56 => "Disk error when trying to access log file on the disk.",
-        87 => "This record has failed the validation on broker and hence will be rejected.",
-        _ => return RemoteError::broker(code, None),
-    };
-    RemoteError::Broker {
-        code,
-        message: text.to_string(),
     }
 }
 
