@@ -373,3 +373,37 @@ fn connect_reason(e: &std::io::Error) -> String {
         _ => e.to_string(),
     }
 }
+
+/// Opens a connection to broker `id` at the `host:port` that Metadata gave for it, trying each
+/// address the name resolves to (shared by the producer and the fetcher).
+pub async fn connect_broker(
+    id: i32,
+    host: &str,
+    port: i32,
+    config: &ClientConfig,
+) -> Result<Connection> {
+    let name = if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    let port = u16::try_from(port).unwrap_or(0);
+    let resolved = tokio::time::timeout(
+        config.connect_timeout,
+        tokio::net::lookup_host((host, port)),
+    )
+    .await;
+    let mut reason = format!("cannot resolve {host}");
+    if let Ok(Ok(addrs)) = resolved {
+        for socket in addrs {
+            match Connection::open(&name, socket, config).await {
+                Ok(conn) => return Ok(conn),
+                Err(ConnectFailure::Unreachable(r)) => reason = r,
+                Err(ConnectFailure::Handshake(e)) => return Err(e),
+            }
+        }
+    }
+    Err(RemoteError::Connect {
+        attempts: format!("broker {id} at {name} ({reason})"),
+    })
+}

@@ -15,7 +15,7 @@ use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListO
 use kafka_protocol::messages::{BrokerId, FetchRequest, ListOffsetsRequest};
 
 use super::admin::{BrokerInfo, Client, topic_name};
-use super::connection::{ClientConfig, ConnectFailure, Connection};
+use super::connection::{ClientConfig, Connection, connect_broker};
 use super::error::{RemoteError, Result};
 
 /// Bytes per partition in one Fetch.
@@ -146,29 +146,7 @@ impl Fetcher {
     async fn conn(&mut self, id: i32) -> Option<&mut Connection> {
         if !self.conns.contains_key(&id) {
             let b = self.brokers.get(&id)?;
-            let name = if b.host.contains(':') {
-                format!("[{}]:{}", b.host, b.port)
-            } else {
-                format!("{}:{}", b.host, b.port)
-            };
-            let port = u16::try_from(b.port).ok()?;
-            let resolved = tokio::time::timeout(
-                self.config.connect_timeout,
-                tokio::net::lookup_host((b.host.as_str(), port)),
-            )
-            .await
-            .ok()?
-            .ok()?;
-            let mut opened = None;
-            for socket in resolved {
-                match Connection::open(&name, socket, &self.config).await {
-                    Ok(c) => {
-                        opened = Some(c);
-                        break;
-                    }
-                    Err(ConnectFailure::Unreachable(_) | ConnectFailure::Handshake(_)) => {}
-                }
-            }
+            let opened = connect_broker(id, &b.host, b.port, &self.config).await.ok();
             self.conns.insert(id, opened?);
         }
         self.conns.get_mut(&id)

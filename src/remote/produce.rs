@@ -21,7 +21,7 @@ use tokio::runtime::Runtime;
 
 use super::Cluster;
 use super::admin::Client;
-use super::connection::{ConnectFailure, Connection};
+use super::connection::Connection;
 use super::error::{RemoteError, Result};
 
 /// UNKNOWN_TOPIC_OR_PARTITION.
@@ -458,28 +458,5 @@ async fn connect(
             attempts: format!("broker {id} (not in the cluster metadata)"),
         });
     };
-    let name = if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    };
-    let port = u16::try_from(*port).unwrap_or(0);
-    let resolved = tokio::time::timeout(
-        config.connect_timeout,
-        tokio::net::lookup_host((host.as_str(), port)),
-    )
-    .await;
-    let mut reason = format!("cannot resolve {host}");
-    if let Ok(Ok(addrs)) = resolved {
-        for socket in addrs {
-            match Connection::open(&name, socket, config).await {
-                Ok(conn) => return Ok(conn),
-                Err(ConnectFailure::Unreachable(r)) => reason = r,
-                Err(ConnectFailure::Handshake(e)) => return Err(e),
-            }
-        }
-    }
-    Err(RemoteError::Connect {
-        attempts: format!("broker {id} at {name} ({reason})"),
-    })
+    super::connection::connect_broker(id, host, *port, config).await
 }
