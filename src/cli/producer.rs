@@ -459,11 +459,11 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
             }
         }
         if interrupt.is_set() {
-            sink.flush()?;
+            sink.close()?;
             return Err(CliError::Interrupted);
         }
     }
-    sink.flush()?;
+    sink.close()?;
     Ok(())
 }
 
@@ -596,6 +596,15 @@ impl Sink {
             Sink::Local(s) => s.flush(),
             Sink::Remote(s) => s.flush(),
         }
+    }
+
+    /// Sends what is left and ends the producer.
+    fn close(mut self) -> anyhow::Result<()> {
+        self.flush()?;
+        if let Sink::Remote(s) = self {
+            s.producer.close()?;
+        }
+        Ok(())
     }
 
     fn pending_bytes(&self) -> usize {

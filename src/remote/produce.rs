@@ -7,15 +7,24 @@
 //! partition reach the broker in order and a retried batch keeps its sequence numbers. A
 //! retriable error (NOT_LEADER_OR_FOLLOWER, a lost connection, ...) refreshes the metadata and
 //! sends the batch again after `retry.backoff.ms`, up to `retries` times.
+//!
+//! With acks=0 the broker never answers, and a batch sent to a leader that has not yet created
+//! its replica (a topic created a moment ago) is dropped while the broker closes the connection.
+//! So before the first acks=0 batch to a partition, a ListOffsets asks its leader whether it is
+//! ready (retrying as above), and [`Producer::close`] ends with a request that has an answer, so
+//! a connection the broker closed is reported instead of silently losing records.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use bytes::Bytes;
 use kafka_protocol::ResponseError;
+use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
-use kafka_protocol::messages::{InitProducerIdRequest, MetadataRequest, ProduceRequest, TopicName};
+use kafka_protocol::messages::{
+    BrokerId, InitProducerIdRequest, ListOffsetsRequest, MetadataRequest, ProduceRequest, TopicName,
+};
 use kafka_protocol::protocol::StrBytes;
 use tokio::runtime::Runtime;
 
@@ -69,6 +78,8 @@ pub struct Producer {
     conns: HashMap<i32, Connection>,
     /// Producer id and epoch, when idempotent.
     producer: Option<(i64, i16)>,
+    /// Partitions whose leader has been seen ready to take acks=0 batches.
+    ready: HashSet<i32>,
 }
 
 impl Cluster {
@@ -83,6 +94,7 @@ impl Cluster {
             route: None,
             conns: HashMap::new(),
             producer: None,
+            ready: HashSet::new(),
         }
     }
 }
@@ -120,8 +132,34 @@ impl Producer {
             settings: &self.settings,
             route: self.route.get_or_insert_with(TopicRoute::default),
             conns: &mut self.conns,
+            ready: &mut self.ready,
         };
         runtime.block_on(this.send(queues))
+    }
+
+    /// Ends the producer. With acks=0 it first asks each leader a question with an answer: the
+    /// broker handles a connection's requests in order, so the answer proves every batch before
+    /// it was read, and a connection the broker closed (after an error it could not report) is
+    /// an error here rather than records lost without a word.
+    pub fn close(mut self) -> Result<()> {
+        if self.settings.acks != 0 {
+            return Ok(());
+        }
+        let topic = self.topic.clone();
+        let conns = std::mem::take(&mut self.conns);
+        self.runtime.block_on(async move {
+            for (leader, mut conn) in conns {
+                if let Err(e) = fetch_route(&mut conn, &topic).await {
+                    return Err(RemoteError::Broker {
+                        code: -1,
+                        message: format!(
+                            "broker {leader} closed the connection while taking acks=0 records for topic {topic}, so some may be lost ({e}); produce with --request-required-acks 1 to see the broker's error"
+                        ),
+                    });
+                }
+            }
+            Ok(())
+        })
     }
 }
 
@@ -213,6 +251,7 @@ struct ProducerState<'a> {
     settings: &'a ProducerSettings,
     route: &'a mut TopicRoute,
     conns: &'a mut HashMap<i32, Connection>,
+    ready: &'a mut HashSet<i32>,
 }
 
 /// What happened to one partition's batch in a round.
@@ -343,6 +382,34 @@ impl ProducerState<'_> {
             self.conns.insert(leader, conn);
         }
         let conn = self.conns.get_mut(&leader).expect("inserted above");
+        let mut not_ready = Vec::new();
+        let mut batches = batches;
+        if self.settings.acks == 0 {
+            let unproven: Vec<i32> = batches
+                .iter()
+                .map(|(p, _)| *p)
+                .filter(|p| !self.ready.contains(p))
+                .collect();
+            if !unproven.is_empty() {
+                for (p, code) in probe_leader(conn, self.topic, &unproven).await? {
+                    if code == 0 {
+                        self.ready.insert(p);
+                    } else {
+                        let e = RemoteError::broker(code, None);
+                        let outcome = if is_retriable(code) {
+                            Outcome::Retry(e)
+                        } else {
+                            Outcome::Fatal(e)
+                        };
+                        not_ready.push((p, outcome));
+                    }
+                }
+                batches.retain(|(p, _)| self.ready.contains(p));
+                if batches.is_empty() {
+                    return Ok(not_ready);
+                }
+            }
+        }
         let version = conn.version::<ProduceRequest>()?;
         let partitions: Vec<i32> = batches.iter().map(|(p, _)| *p).collect();
         let request = ProduceRequest::default()
@@ -365,7 +432,8 @@ impl ProducerState<'_> {
             ]);
         if self.settings.acks == 0 {
             conn.send_without_response(&request, version).await?;
-            return Ok(partitions.into_iter().map(|p| (p, Outcome::Done)).collect());
+            not_ready.extend(partitions.into_iter().map(|p| (p, Outcome::Done)));
+            return Ok(not_ready);
         }
         let response = conn.send(&request, version).await?;
         let mut answers: HashMap<i32, (i16, Option<String>)> = HashMap::new();
@@ -403,6 +471,44 @@ impl ProducerState<'_> {
             })
             .collect())
     }
+}
+
+/// Asks `conn`'s broker for the end offset of `partitions`: an error code per partition says
+/// whether it leads them yet (NOT_LEADER_OR_FOLLOWER until it has created the replica).
+async fn probe_leader(
+    conn: &mut Connection,
+    topic: &str,
+    partitions: &[i32],
+) -> Result<Vec<(i32, i16)>> {
+    const LATEST: i64 = -1;
+    let version = conn.version::<ListOffsetsRequest>()?;
+    let request = ListOffsetsRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_topics(vec![
+            ListOffsetsTopic::default()
+                .with_name(TopicName(StrBytes::from_string(topic.to_string())))
+                .with_partitions(
+                    partitions
+                        .iter()
+                        .map(|p| {
+                            ListOffsetsPartition::default()
+                                .with_partition_index(*p)
+                                .with_timestamp(LATEST)
+                        })
+                        .collect(),
+                ),
+        ]);
+    let response = conn.send(&request, version).await?;
+    let answers: HashMap<i32, i16> = response
+        .topics
+        .iter()
+        .flat_map(|t| t.partitions.iter())
+        .map(|p| (p.partition_index, p.error_code))
+        .collect();
+    Ok(partitions
+        .iter()
+        .map(|p| (*p, answers.get(p).copied().unwrap_or(UNKNOWN_TOPIC)))
+        .collect())
 }
 
 fn is_retriable(code: i16) -> bool {
