@@ -5,12 +5,19 @@
 //! the broker-side decoders are never compiled.
 
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsRequest, ApiVersionsResponse, CreatePartitionsRequest,
-    CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest,
-    DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse, DescribeConfigsRequest,
-    DescribeConfigsResponse, DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse,
-    FetchRequest, FetchResponse, InitProducerIdRequest, InitProducerIdResponse, ListOffsetsRequest,
-    ListOffsetsResponse, MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse,
+    ApiKey, ApiVersionsRequest, ApiVersionsResponse, ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse, CreatePartitionsRequest, CreatePartitionsResponse,
+    CreateTopicsRequest, CreateTopicsResponse, DeleteGroupsRequest, DeleteGroupsResponse,
+    DeleteTopicsRequest, DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse,
+    DescribeConfigsRequest, DescribeConfigsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
+    DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse, FetchRequest, FetchResponse,
+    FindCoordinatorRequest, FindCoordinatorResponse, HeartbeatRequest, HeartbeatResponse,
+    InitProducerIdRequest, InitProducerIdResponse, JoinGroupRequest, JoinGroupResponse,
+    LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse,
+    ListOffsetsRequest, ListOffsetsResponse, MetadataRequest, MetadataResponse,
+    OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse,
+    OffsetFetchRequest, OffsetFetchResponse, ProduceRequest, ProduceResponse, SyncGroupRequest,
+    SyncGroupResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message};
 
@@ -49,4 +56,16 @@ apis! {
     InitProducerId: InitProducerIdRequest => InitProducerIdResponse;
     Fetch: FetchRequest => FetchResponse;
     ListOffsets: ListOffsetsRequest => ListOffsetsResponse;
+    FindCoordinator: FindCoordinatorRequest => FindCoordinatorResponse;
+    JoinGroup: JoinGroupRequest => JoinGroupResponse;
+    SyncGroup: SyncGroupRequest => SyncGroupResponse;
+    Heartbeat: HeartbeatRequest => HeartbeatResponse;
+    LeaveGroup: LeaveGroupRequest => LeaveGroupResponse;
+    OffsetCommit: OffsetCommitRequest => OffsetCommitResponse;
+    OffsetFetch: OffsetFetchRequest => OffsetFetchResponse;
+    OffsetDelete: OffsetDeleteRequest => OffsetDeleteResponse;
+    ListGroups: ListGroupsRequest => ListGroupsResponse;
+    DescribeGroups: DescribeGroupsRequest => DescribeGroupsResponse;
+    ConsumerGroupDescribe: ConsumerGroupDescribeRequest => ConsumerGroupDescribeResponse;
+    DeleteGroups: DeleteGroupsRequest => DeleteGroupsResponse;
 }

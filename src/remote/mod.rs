@@ -5,6 +5,7 @@
 //! - [`frame`]: request and response frames, size prefix and limit, correlation ids.
 //! - [`versions`]: the versions kafkit speaks, Kafka 4.0's floors, `min(ours, broker's)`.
 //! - [`connection`]: one broker connection: connect timeout, ApiVersions, request timeout.
+//! - [`coordinator`]: FindCoordinator and a connection to a group's coordinator.
 //! - [`fetch`]: ListOffsets and Fetch at partition leaders, for the consumer.
 //! - [`admin`]: the bootstrap list and the admin calls (Metadata, DescribeTopicPartitions,
 //!   DescribeConfigs, DescribeCluster, CreateTopics, CreatePartitions, DeleteTopics).
@@ -16,6 +17,7 @@
 pub mod admin;
 pub mod api;
 pub mod connection;
+pub mod coordinator;
 pub mod error;
 pub mod fetch;
 pub mod frame;

@@ -53,6 +53,10 @@ fn our_bounds(key: i16) -> (i16, i16) {
         Ok(ApiKey::Produce) => (3, 12),
         // v11 (Kafka 4.2) is unknown to the crate anyway; v10 only adds a timeout.
         Ok(ApiKey::ListOffsets) => (1, 10),
+        // v4+ take a list of keys (Kafka 2.8+); the single-key form is not written.
+        Ok(ApiKey::FindCoordinator) => (4, i16::MAX),
+        // v8+ take a list of groups (Kafka 3.0+); v10 names topics by id.
+        Ok(ApiKey::OffsetFetch) => (8, 9),
         _ => (0, i16::MAX),
     }
 }

@@ -1,0 +1,83 @@
+//! Finding a consumer group's coordinator: FindCoordinator (v4+, keys in a list) through any
+//! connection, then a connection to the coordinator itself. Shared by the consumer's group
+//! membership and by `kafka-consumer-groups`.
+//!
+//! A coordinator that is still loading its partition of `__consumer_offsets` (or not yet
+//! elected, just after a broker starts) answers COORDINATOR_NOT_AVAILABLE or
+//! COORDINATOR_LOAD_IN_PROGRESS; both are retried with backoff until `request.timeout.ms`.
+
+use std::time::Duration;
+
+use kafka_protocol::messages::FindCoordinatorRequest;
+use kafka_protocol::protocol::StrBytes;
+
+use super::connection::{Connection, connect_broker};
+use super::error::{RemoteError, Result};
+
+/// FindCoordinator's key type for a consumer group.
+const GROUP_KEY: i8 = 0;
+/// COORDINATOR_LOAD_IN_PROGRESS.
+const LOAD_IN_PROGRESS: i16 = 14;
+/// COORDINATOR_NOT_AVAILABLE.
+const NOT_AVAILABLE: i16 = 15;
+/// NOT_COORDINATOR.
+const NOT_COORDINATOR: i16 = 16;
+
+/// A group coordinator: its broker id, address, and a connection to it.
+#[derive(Debug)]
+pub struct Coordinator {
+    pub node_id: i32,
+    pub host: String,
+    pub port: i32,
+    pub conn: Connection,
+}
+
+/// Asks `conn`'s broker which broker coordinates `group`, then connects to it.
+pub async fn find_coordinator(conn: &mut Connection, group: &str) -> Result<Coordinator> {
+    let (node_id, host, port) = locate(conn, group).await?;
+    let config = conn.config().clone();
+    let coordinator = connect_broker(node_id, &host, port, &config).await?;
+    Ok(Coordinator {
+        node_id,
+        host,
+        port,
+        conn: coordinator,
+    })
+}
+
+/// Whether `code` means "ask FindCoordinator again" (the group moved or is loading).
+pub fn is_coordinator_error(code: i16) -> bool {
+    matches!(code, LOAD_IN_PROGRESS | NOT_AVAILABLE | NOT_COORDINATOR)
+}
+
+/// FindCoordinator for `group`, retried while the coordinator is loading or not elected.
+async fn locate(conn: &mut Connection, group: &str) -> Result<(i32, String, i32)> {
+    let deadline = tokio::time::Instant::now() + conn.request_timeout();
+    let mut backoff = Duration::from_millis(50);
+    loop {
+        let version = conn.version::<FindCoordinatorRequest>()?;
+        let request = FindCoordinatorRequest::default()
+            .with_key_type(GROUP_KEY)
+            .with_coordinator_keys(vec![StrBytes::from_string(group.to_string())]);
+        let response = conn.send(&request, version).await?;
+        let answer = response
+            .coordinators
+            .into_iter()
+            .find(|c| c.key.as_str() == group)
+            .ok_or_else(|| RemoteError::Protocol {
+                addr: conn.addr().to_string(),
+                api: "FindCoordinator",
+                reason: format!("no answer for group {group}"),
+            })?;
+        match answer.error_code {
+            0 => return Ok((answer.node_id.0, answer.host.to_string(), answer.port)),
+            code if is_coordinator_error(code) && tokio::time::Instant::now() < deadline => {}
+            code => {
+                let message = answer.error_message.map(|m| m.to_string());
+                return Err(RemoteError::broker(code, message.as_deref()));
+            }
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(1));
+    }
+}
