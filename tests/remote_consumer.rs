@@ -323,20 +323,6 @@ fn missing_topic_waits_then_times_out() {
 }
 
 #[test]
-fn group_is_not_supported_yet() {
-    let Some(_) = broker::try_bootstrap() else {
-        return;
-    };
-    let out = ours(&["--topic", "whatever", "--group", "g1"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        text(&out.stderr).contains("--group against a Kafka cluster"),
-        "{}",
-        text(&out.stderr)
-    );
-}
-
-#[test]
 fn read_committed_skips_aborted_transactions() {
     let Some(bootstrap) = broker::try_bootstrap() else {
         return;

@@ -22,11 +22,12 @@ use super::progress::{self, Progress, Total};
 use super::properties::{self, Properties};
 use super::signals::Interrupt;
 use super::{CliError, connection_args, open_backend, run_tool, usage};
-use crate::backend::{Backend, BackendError};
+use crate::backend::Backend;
+use crate::local::group::member::AssignmentChange;
 use crate::local::group::{Member, MemberConfig, TopicPartition};
 use crate::local::{LocalError, LogDir, PartitionLog, topic_name};
 use crate::record::{BatchHeader, BatchIter, for_each_record};
-use crate::remote::{ConsumerClient, Fetched, Isolation, Tp};
+use crate::remote::{ConsumerClient, Fetched, Isolation, MemberSettings, Tp};
 
 /// Kafka's formatter classes, offered by completions.
 const FORMATTERS: &[&str] = &[
@@ -188,6 +189,10 @@ struct GroupSettings {
     auto_commit: bool,
     auto_commit_interval: Duration,
     member: MemberConfig,
+    /// `max.poll.interval.ms`: a cluster's coordinator waits this long for a rejoin.
+    rebalance_timeout: Duration,
+    /// `retry.backoff.ms`.
+    retry_backoff: Duration,
 }
 
 impl GroupSettings {
@@ -225,6 +230,8 @@ impl GroupSettings {
                 session_timeout: ms("session.timeout.ms", 45_000)?,
                 heartbeat_interval: ms("heartbeat.interval.ms", 3000)?,
             },
+            rebalance_timeout: ms("max.poll.interval.ms", 300_000)?,
+            retry_backoff: ms("retry.backoff.ms", 100)?,
         })
     }
 }
@@ -436,15 +443,13 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
 }
 
 fn run(m: &ArgMatches) -> Result<(), CliError> {
-    let (opts, command) = options(m)?;
+    let (opts, mut command) = options(m)?;
+    // Kafka's console consumer names itself so to the cluster (its group members show it).
+    command
+        .entry("client.id".to_string())
+        .or_insert_with(|| "console-consumer".to_string());
     let source = match open_backend(m, Some(&command))? {
         Backend::Local(dir) => Source::Local(dir),
-        Backend::Remote(_) if opts.group.is_some() => {
-            return Err(BackendError::RemoteUnsupported(
-                "kafka-console-consumer --group".to_string(),
-            )
-            .into());
-        }
         Backend::Remote(cluster) => Source::Remote(Box::new(cluster.into_consumer(opts.isolation))),
     };
     let interrupt = Interrupt::install();
@@ -631,11 +636,22 @@ enum Stop {
 
 impl Consumer {
     fn new(source: Source, opts: &Options) -> Result<Self, CliError> {
-        let member = match (&opts.group, &source) {
+        let mut source = source;
+        let member = match (&opts.group, &mut source) {
             (Some(g), Source::Local(dir)) => {
                 Some(dir.groups().join(&g.id, &g.client_id, g.member)?)
             }
-            _ => None,
+            (Some(g), Source::Remote(c)) => {
+                c.join_group(MemberSettings {
+                    group_id: g.id.clone(),
+                    session_timeout: g.member.session_timeout,
+                    rebalance_timeout: g.rebalance_timeout,
+                    heartbeat_interval: g.member.heartbeat_interval,
+                    retry_backoff: g.retry_backoff,
+                });
+                None
+            }
+            (None, _) => None,
         };
         Ok(Consumer {
             source,
@@ -745,6 +761,9 @@ impl Consumer {
                 Err(e) => return Err(e.into()),
             }
         }
+        if let Source::Remote(c) = &mut self.source {
+            c.group_commit(&positions).map_err(anyhow::Error::from)?;
+        }
         self.last_commit = Instant::now();
         Ok(())
     }
@@ -757,6 +776,10 @@ impl Consumer {
         } else {
             BTreeMap::new()
         };
+        if let Source::Remote(c) = &mut self.source {
+            c.leave_group(&positions, commit)
+                .map_err(anyhow::Error::from)?;
+        }
         match self.member.take().map(|m| m.leave(&positions)) {
             None | Some(Ok(())) | Some(Err(LocalError::MemberFenced { .. })) => Ok(()),
             Some(Err(e)) => Err(e.into()),
@@ -856,7 +879,7 @@ impl Consumer {
                     .extend((0..partitions).map(|p| (topic.clone(), p)));
             }
             subscription.insert(topic.clone(), partitions);
-            if self.member.is_some() {
+            if self.in_group() {
                 continue;
             }
             let (first, last) = match only {
@@ -900,14 +923,30 @@ impl Consumer {
         self.initial.retain(|(t, _)| t != topic);
     }
 
+    /// Whether partitions come from a group's assignment rather than from the subscription.
+    fn in_group(&self) -> bool {
+        self.member.is_some() || matches!(&self.source, Source::Remote(c) if c.in_group())
+    }
+
     /// Group members: heartbeat, follow the group's assignment (drop revoked partitions, start
     /// acquired ones at their committed offset or by `auto.offset.reset`).
     fn rebalance(&mut self, opts: &Options) -> Result<(), CliError> {
         let positions = self.positions();
-        let Some(member) = self.member.as_mut() else {
-            return Ok(());
+        let change = match (self.member.as_mut(), &mut self.source) {
+            (Some(member), _) => member.poll(&self.subscription, &positions)?,
+            (None, Source::Remote(c)) if c.in_group() => {
+                let commit = opts.group.as_ref().is_some_and(|g| g.auto_commit);
+                let change = c
+                    .group_poll(&self.subscription, &positions, commit)
+                    .map_err(anyhow::Error::from)?;
+                AssignmentChange {
+                    acquired: change.acquired,
+                    revoked: change.revoked,
+                    fenced: false,
+                }
+            }
+            (None, _) => return Ok(()),
         };
-        let change = member.poll(&self.subscription, &positions)?;
         if change.is_empty() {
             return Ok(());
         }

@@ -358,6 +358,11 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     let reader = LineReader::from_properties(&reader_props).map_err(|e| anyhow!(e))?;
     topic_name::validate(&settings.topic)
         .map_err(|e| anyhow!("Invalid topic '{}': {e}", settings.topic))?;
+    // Kafka's console producer names itself so to the cluster (quotas and broker logs show it).
+    let mut command = command;
+    command
+        .entry("client.id".to_string())
+        .or_insert_with(|| "console-producer".to_string());
     let mut sink = match open_backend(m, Some(&command))? {
         Backend::Local(dir) => Sink::Local(LocalSink::new(dir, &settings)),
         Backend::Remote(cluster) => Sink::Remote(RemoteSink::new(*cluster, &settings)),

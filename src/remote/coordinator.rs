@@ -11,7 +11,7 @@ use std::time::Duration;
 use kafka_protocol::messages::FindCoordinatorRequest;
 use kafka_protocol::protocol::StrBytes;
 
-use super::connection::{Connection, connect_broker};
+use super::connection::{ClientConfig, Connection, connect_broker};
 use super::error::{RemoteError, Result};
 
 /// FindCoordinator's key type for a consumer group.
@@ -34,9 +34,19 @@ pub struct Coordinator {
 
 /// Asks `conn`'s broker which broker coordinates `group`, then connects to it.
 pub async fn find_coordinator(conn: &mut Connection, group: &str) -> Result<Coordinator> {
-    let (node_id, host, port) = locate(conn, group).await?;
     let config = conn.config().clone();
-    let coordinator = connect_broker(node_id, &host, port, &config).await?;
+    find_coordinator_with(conn, group, &config).await
+}
+
+/// [`find_coordinator`], connecting to the coordinator with `config` (a group member needs a
+/// request timeout long enough for JoinGroup).
+pub async fn find_coordinator_with(
+    conn: &mut Connection,
+    group: &str,
+    config: &ClientConfig,
+) -> Result<Coordinator> {
+    let (node_id, host, port) = locate(conn, group).await?;
+    let coordinator = connect_broker(node_id, &host, port, config).await?;
     Ok(Coordinator {
         node_id,
         host,

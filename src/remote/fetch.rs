@@ -108,6 +108,11 @@ impl Fetcher {
 
     /// The partition counts of the named topics that exist (`None`: every non-internal topic),
     /// updating the leader cache on the way.
+    /// The bootstrap client, for requests that may go to any broker (FindCoordinator).
+    pub(crate) fn bootstrap(&mut self) -> &mut Client {
+        &mut self.bootstrap
+    }
+
     pub async fn topics(&mut self, names: Option<&[String]>) -> Result<BTreeMap<String, u32>> {
         let meta = self.bootstrap.metadata(names).await?;
         self.brokers = meta.brokers.into_iter().map(|b| (b.id, b)).collect();

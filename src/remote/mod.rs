@@ -5,7 +5,9 @@
 //! - [`frame`]: request and response frames, size prefix and limit, correlation ids.
 //! - [`versions`]: the versions kafkit speaks, Kafka 4.0's floors, `min(ours, broker's)`.
 //! - [`connection`]: one broker connection: connect timeout, ApiVersions, request timeout.
+//! - [`consumer_protocol`]: subscription and assignment payloads of the consumer protocol.
 //! - [`coordinator`]: FindCoordinator and a connection to a group's coordinator.
+//! - [`membership`]: a consumer's membership of a group (classic protocol, heartbeat thread).
 //! - [`fetch`]: ListOffsets and Fetch at partition leaders, for the consumer.
 //! - [`admin`]: the bootstrap list and the admin calls (Metadata, DescribeTopicPartitions,
 //!   DescribeConfigs, DescribeCluster, CreateTopics, CreatePartitions, DeleteTopics).
@@ -17,10 +19,12 @@
 pub mod admin;
 pub mod api;
 pub mod connection;
+pub mod consumer_protocol;
 pub mod coordinator;
 pub mod error;
 pub mod fetch;
 pub mod frame;
+pub mod membership;
 pub mod produce;
 pub mod versions;
 
@@ -31,6 +35,7 @@ pub use admin::{
 pub use connection::ClientConfig;
 pub use error::RemoteError;
 pub use fetch::{Fetched, Isolation, PartitionData, Tp};
+pub use membership::{Change, MemberSettings};
 pub use produce::{Producer, ProducerSettings};
 
 use error::Result;
@@ -115,7 +120,9 @@ impl Cluster {
     pub fn into_consumer(self, isolation: Isolation) -> ConsumerClient {
         ConsumerClient {
             runtime: self.runtime,
-            fetcher: fetch::Fetcher::new(self.client, self.config, isolation),
+            fetcher: fetch::Fetcher::new(self.client, self.config.clone(), isolation),
+            member: None,
+            config: self.config,
         }
     }
 }
@@ -125,6 +132,9 @@ impl Cluster {
 pub struct ConsumerClient {
     runtime: tokio::runtime::Runtime,
     fetcher: fetch::Fetcher,
+    /// The group membership, after [`ConsumerClient::join_group`].
+    member: Option<membership::GroupMember>,
+    config: ClientConfig,
 }
 
 impl ConsumerClient {
@@ -152,6 +162,55 @@ impl ConsumerClient {
         let start = self.list_offset(tp, fetch::EARLIEST)?.unwrap_or(0);
         let end = self.list_offset(tp, fetch::LATEST)?.unwrap_or(start);
         Ok((start, end))
+    }
+
+    /// Becomes a member of a group; the first [`ConsumerClient::group_poll`] joins it.
+    pub fn join_group(&mut self, settings: MemberSettings) {
+        self.member = Some(membership::GroupMember::new(settings, &self.config));
+    }
+
+    /// See [`membership::GroupMember::poll`]; nothing changes when not in a group.
+    pub fn group_poll(
+        &mut self,
+        subscription: &std::collections::BTreeMap<String, u32>,
+        positions: &std::collections::BTreeMap<membership::TopicPartition, i64>,
+        commit: bool,
+    ) -> Result<Change> {
+        let Some(member) = self.member.as_mut() else {
+            return Ok(Change::default());
+        };
+        self.runtime
+            .block_on(member.poll(&mut self.fetcher, subscription, positions, commit))
+    }
+
+    /// See [`membership::GroupMember::commit`].
+    pub fn group_commit(
+        &mut self,
+        positions: &std::collections::BTreeMap<membership::TopicPartition, i64>,
+    ) -> Result<()> {
+        let Some(member) = self.member.as_mut() else {
+            return Ok(());
+        };
+        self.runtime
+            .block_on(member.commit(&mut self.fetcher, positions))
+    }
+
+    /// See [`membership::GroupMember::leave`].
+    pub fn leave_group(
+        &mut self,
+        positions: &std::collections::BTreeMap<membership::TopicPartition, i64>,
+        commit: bool,
+    ) -> Result<()> {
+        let Some(member) = self.member.take() else {
+            return Ok(());
+        };
+        self.runtime
+            .block_on(member.leave(&mut self.fetcher, positions, commit))
+    }
+
+    /// Whether this consumer is a group member.
+    pub fn in_group(&self) -> bool {
+        self.member.is_some()
     }
 
     /// See [`fetch::Fetcher::fetch`].

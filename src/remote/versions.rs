@@ -57,6 +57,10 @@ fn our_bounds(key: i16) -> (i16, i16) {
         Ok(ApiKey::FindCoordinator) => (4, i16::MAX),
         // v8+ take a list of groups (Kafka 3.0+); v10 names topics by id.
         Ok(ApiKey::OffsetFetch) => (8, 9),
+        // v4+ answer a first join with MEMBER_ID_REQUIRED, which the member handles.
+        Ok(ApiKey::JoinGroup) => (4, i16::MAX),
+        // v3+ leave by a list of members.
+        Ok(ApiKey::LeaveGroup) => (3, i16::MAX),
         _ => (0, i16::MAX),
     }
 }

@@ -1,0 +1,367 @@
+//! `kafka-console-consumer --group` against a real Kafka 4.3.1 broker, side by side with the Java
+//! console consumer in the same group: the classic group protocol (join, range assignment by
+//! whichever member leads, heartbeats, commits, leave) must interoperate so that the members
+//! split the partitions and, together, print every record exactly once.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::broker;
+
+const CONSUMER: &str = "org.apache.kafka.tools.consumer.ConsoleConsumer";
+const GROUPS: &str = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand";
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn create(topic: &str, partitions: u32) {
+    let out = broker::java_topics(&[
+        "--create",
+        "--topic",
+        topic,
+        "--partitions",
+        &partitions.to_string(),
+    ]);
+    assert!(out.status.success(), "create: {}", text(&out.stderr));
+}
+
+/// Produces `lines` with our producer (keyed `k<i>`, so they spread over the partitions).
+fn produce(topic: &str, lines: &[String]) {
+    let input: String = lines.iter().map(|l| format!("{l}\t{l}\n")).collect();
+    broker::kafkit("kafka-console-producer")
+        .args(["--topic", topic, "--property", "parse.key=true"])
+        .write_stdin(input)
+        .assert()
+        .success();
+}
+
+/// A consumer process running in the background, its output collected at the end.
+struct Running {
+    child: Child,
+    name: &'static str,
+}
+
+impl Running {
+    fn ours(topic: &str, group: &str, extra: &[&str]) -> Running {
+        let child = Command::new(assert_cmd::cargo::cargo_bin("kafka-console-consumer"))
+            .args(["--bootstrap-server", &broker::bootstrap()])
+            .args(["--topic", topic, "--group", group])
+            .args(extra)
+            .env_remove("KAFKIT_LOG_DIR")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("our consumer starts");
+        Running {
+            child,
+            name: "ours",
+        }
+    }
+
+    fn java(topic: &str, group: &str, extra: &[&str]) -> Running {
+        let child = Command::new("bash")
+            .arg(broker::script())
+            .arg("tool")
+            .arg(CONSUMER)
+            .args(["--bootstrap-server", &broker::bootstrap()])
+            .args(["--topic", topic, "--group", group])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the Java consumer starts");
+        Running {
+            child,
+            name: "java",
+        }
+    }
+
+    /// Interrupts the consumer as Ctrl-C would (it commits and leaves the group), returning
+    /// what it printed.
+    fn interrupt(mut self) -> Vec<String> {
+        let status = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let start = Instant::now();
+        while self.child.try_wait().expect("wait").is_none() {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "{} consumer ignored SIGINT",
+                self.name
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let mut out = String::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        out.lines().map(str::to_string).collect()
+    }
+
+    /// Waits for the process to exit (at most `limit`), returning its stdout lines.
+    fn finish(mut self, limit: Duration) -> Vec<String> {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                let mut out = String::new();
+                let mut err = String::new();
+                self.child
+                    .stdout
+                    .take()
+                    .unwrap()
+                    .read_to_string(&mut out)
+                    .unwrap();
+                self.child
+                    .stderr
+                    .take()
+                    .unwrap()
+                    .read_to_string(&mut err)
+                    .unwrap();
+                assert!(status.success(), "{} consumer failed: {err}", self.name);
+                return out.lines().map(str::to_string).collect();
+            }
+            if start.elapsed() > limit {
+                let _ = self.child.kill();
+                panic!("{} consumer did not finish within {limit:?}", self.name);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+/// The group's members as the Java tool describes them: client id -> partition count; empty
+/// while the group is rebalancing (the counts are then those of the last generation).
+fn members(group: &str) -> BTreeMap<String, usize> {
+    let out = broker::java_tool(
+        GROUPS,
+        &[
+            "--bootstrap-server",
+            &broker::bootstrap(),
+            "--describe",
+            "--members",
+            "--group",
+            group,
+        ],
+    );
+    let stdout = text(&out.stdout);
+    let mut members = BTreeMap::new();
+    if stdout.contains("rebalancing") || text(&out.stderr).contains("rebalancing") {
+        return members;
+    }
+    for line in stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("GROUP"))
+        .skip(1)
+    {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        // GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS
+        if fields.len() >= 5 {
+            let n: usize = fields[4].parse().unwrap_or(0);
+            members.insert(format!("{}#{}", fields[3], fields[1]), n);
+        }
+    }
+    members
+}
+
+/// Waits until the group has committed `total` records' worth of offsets on `topic` (lag 0):
+/// every record was printed by some member.
+fn wait_for_commits(group: &str, topic: &str, total: i64) {
+    let start = Instant::now();
+    loop {
+        let out = broker::java_tool(
+            GROUPS,
+            &[
+                "--bootstrap-server",
+                &broker::bootstrap(),
+                "--describe",
+                "--group",
+                group,
+            ],
+        );
+        let stdout = text(&out.stdout);
+        let committed: i64 = stdout
+            .lines()
+            .filter(|l| l.split_whitespace().nth(1) == Some(topic))
+            .filter_map(|l| l.split_whitespace().nth(3)?.parse::<i64>().ok())
+            .sum();
+        if committed == total {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "group {group} committed {committed} of {total}: {stdout}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// Waits until the group is stable with `count` members holding `partitions` in all.
+fn wait_for_members(group: &str, count: usize, partitions: usize) -> BTreeMap<String, usize> {
+    let start = Instant::now();
+    loop {
+        let m = members(group);
+        let everyone_has_some = m.values().all(|n| *n > 0) || count > partitions;
+        if m.len() == count && m.values().sum::<usize>() == partitions && everyone_has_some {
+            return m;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "group {group} never had {count} members with {partitions} partitions: {m:?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+fn assert_each_once(got: &[String], expected: &[String]) {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for line in got {
+        *counts.entry(line.as_str()).or_default() += 1;
+    }
+    let dups: Vec<_> = counts.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(dups.is_empty(), "printed more than once: {dups:?}");
+    let missing: Vec<_> = expected
+        .iter()
+        .filter(|l| !counts.contains_key(l.as_str()))
+        .collect();
+    assert!(missing.is_empty(), "never printed: {missing:?}");
+    assert_eq!(got.len(), expected.len());
+}
+
+#[test]
+fn ours_and_java_split_the_partitions_and_read_each_record_once() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("cg-split");
+    let group = broker::unique_topic("cg-split-group");
+    create(&topic, 6);
+    // Both join before any record exists, so the split is visible in what each prints.
+    let ours = Running::ours(&topic, &group, &[]);
+    let java = Running::java(&topic, &group, &[]);
+    let split = wait_for_members(&group, 2, 6);
+    assert!(
+        split.values().all(|n| *n == 3),
+        "range split 3+3: {split:?}"
+    );
+    let lines: Vec<String> = (0..600).map(|i| format!("r{i}")).collect();
+    produce(&topic, &lines);
+    wait_for_commits(&group, &topic, 600);
+    let a = ours.interrupt();
+    let b = java.interrupt();
+    assert!(
+        !a.is_empty() && !b.is_empty(),
+        "ours {} java {}",
+        a.len(),
+        b.len()
+    );
+    let all: Vec<String> = a.into_iter().chain(b).collect();
+    assert_each_once(&all, &lines);
+}
+
+#[test]
+fn a_member_that_leaves_hands_over_at_its_committed_offsets() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("cg-handover");
+    let group = broker::unique_topic("cg-handover-group");
+    create(&topic, 3);
+    let lines: Vec<String> = (0..300).map(|i| format!("h{i}")).collect();
+    produce(&topic, &lines);
+    // Ours reads a part and leaves (committing what it printed); Java reads the next part;
+    // ours again the rest: together every record once.
+    let first = Running::ours(
+        &topic,
+        &group,
+        &["--from-beginning", "--max-messages", "70"],
+    )
+    .finish(Duration::from_secs(60));
+    assert_eq!(first.len(), 70);
+    let second =
+        Running::java(&topic, &group, &["--max-messages", "100"]).finish(Duration::from_secs(60));
+    assert_eq!(second.len(), 100);
+    let third =
+        Running::ours(&topic, &group, &["--timeout-ms", "3000"]).finish(Duration::from_secs(60));
+    let all: Vec<String> = first.into_iter().chain(second).chain(third).collect();
+    assert_each_once(&all, &lines);
+}
+
+#[test]
+fn a_member_joining_later_takes_partitions_without_duplicates() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("cg-join");
+    let group = broker::unique_topic("cg-join-group");
+    create(&topic, 4);
+    let first: Vec<String> = (0..200).map(|i| format!("a{i}")).collect();
+    produce(&topic, &first);
+    // Java alone first, then ours joins: a rebalance while both run.
+    let java = Running::java(&topic, &group, &["--from-beginning"]);
+    wait_for_members(&group, 1, 4);
+    let ours = Running::ours(&topic, &group, &[]);
+    wait_for_members(&group, 2, 4);
+    let second: Vec<String> = (0..200).map(|i| format!("b{i}")).collect();
+    produce(&topic, &second);
+    wait_for_commits(&group, &topic, 400);
+    let a = ours.interrupt();
+    let b = java.interrupt();
+    assert!(!a.is_empty(), "ours printed nothing after joining");
+    let all: Vec<String> = a.into_iter().chain(b).collect();
+    let expected: Vec<String> = first.into_iter().chain(second).collect();
+    assert_each_once(&all, &expected);
+}
+
+#[test]
+fn committed_offsets_are_what_java_describes() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("cg-commit");
+    let group = broker::unique_topic("cg-commit-group");
+    create(&topic, 1);
+    let lines: Vec<String> = (0..50).map(|i| format!("c{i}")).collect();
+    produce(&topic, &lines);
+    Running::ours(
+        &topic,
+        &group,
+        &["--from-beginning", "--max-messages", "20"],
+    )
+    .finish(Duration::from_secs(60));
+    let out = broker::java_tool(
+        GROUPS,
+        &[
+            "--bootstrap-server",
+            &broker::bootstrap(),
+            "--describe",
+            "--group",
+            &group,
+        ],
+    );
+    let stdout = text(&out.stdout);
+    let row = stdout
+        .lines()
+        .find(|l| l.contains(&topic))
+        .unwrap_or_else(|| panic!("no row for {topic}: {stdout}"));
+    let fields: Vec<&str> = row.split_whitespace().collect();
+    // GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG ...
+    assert_eq!(&fields[2..6], &["0", "20", "50", "30"], "{stdout}");
+}
