@@ -158,6 +158,8 @@ share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 # A classic JoinGroup into an empty group would otherwise wait 3 s.
 group.initial.rebalance.delay.ms=0
+# The log cleaner looks for work every 15 s by default: compaction tests would wait that long.
+log.cleaner.backoff.ms=500
 # Tests create every topic they use, as the tools' users must on a real cluster.
 auto.create.topics.enable=false
 EOF
