@@ -409,7 +409,11 @@ fn until_end_stops_on_a_compacted_topic() {
         .collect();
     produce(&topic, &lines, &["--property", "parse.key=true"]);
     std::thread::sleep(Duration::from_millis(300));
-    produce(&topic, &["k0\tlast".to_string()], &["--property", "parse.key=true"]);
+    produce(
+        &topic,
+        &["k0\tlast".to_string()],
+        &["--property", "parse.key=true"],
+    );
     let args = [
         "--topic",
         topic.as_str(),
