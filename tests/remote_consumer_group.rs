@@ -365,3 +365,50 @@ fn committed_offsets_are_what_java_describes() {
     // GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG ...
     assert_eq!(&fields[2..6], &["0", "20", "50", "30"], "{stdout}");
 }
+
+#[test]
+fn heartbeats_keep_a_member_whose_output_is_blocked() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("cg-blocked");
+    let group = broker::unique_topic("cg-blocked-group");
+    create(&topic, 2);
+    // Far more than a pipe holds: the consumer blocks writing while nobody reads its stdout.
+    let lines: Vec<String> = (0..20_000).map(|i| format!("{i:0>100}")).collect();
+    produce(&topic, &lines);
+    let ours = Running::ours(
+        &topic,
+        &group,
+        &[
+            "--from-beginning",
+            "--consumer-property",
+            "session.timeout.ms=6000",
+            "--consumer-property",
+            "heartbeat.interval.ms=500",
+        ],
+    );
+    wait_for_members(&group, 1, 2);
+    // Twice the session timeout with the main thread stuck in write(2): still a member.
+    std::thread::sleep(Duration::from_secs(12));
+    let m = members(&group);
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert_eq!(m.values().sum::<usize>(), 2, "{m:?}");
+    // Drain its output on a thread, so that it can finish, then stop it.
+    let mut ours = ours;
+    let mut stdout = ours.child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        let _ = stdout.read_to_string(&mut out);
+        out
+    });
+    wait_for_commits(&group, &topic, 20_000);
+    let status = Command::new("kill")
+        .args(["-INT", &ours.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let _ = ours.child.wait();
+    let out = reader.join().unwrap();
+    assert_each_once(&out.lines().map(str::to_string).collect::<Vec<_>>(), &lines);
+}
