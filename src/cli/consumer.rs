@@ -218,6 +218,21 @@ impl GroupSettings {
                 ));
             }
         };
+        match props
+            .get("group.protocol")
+            .map(|v| v.trim().to_ascii_lowercase())
+        {
+            None => {}
+            Some(v) if v == "classic" => {}
+            Some(v) if v == "consumer" => eprintln!(
+                "WARN: group.protocol=consumer (KIP-848) is not supported yet; joining with the classic protocol, which Kafka 4.x groups of either type accept."
+            ),
+            Some(v) => {
+                return usage(format!(
+                    "Invalid value {v} for configuration group.protocol: String must be one of (case insensitive): CLASSIC, CONSUMER"
+                ));
+            }
+        }
         Ok(GroupSettings {
             id,
             client_id: props
