@@ -5,6 +5,10 @@
 //! - [`frame`]: request and response frames, size prefix and limit, correlation ids.
 //! - [`versions`]: the versions kafkit speaks, Kafka 4.0's floors, `min(ours, broker's)`.
 //! - [`connection`]: one broker connection: connect timeout, ApiVersions, request timeout.
+//! - [`security`]: `security.protocol` and the `sasl.*`/`ssl.*` settings, secrets hidden.
+//! - [`tls`]: TLS with rustls from PEM stores, and the connection's plain-or-TLS stream.
+//! - [`sasl`]: SaslHandshake and SaslAuthenticate with PLAIN or SCRAM ([`scram`]), credentials
+//!   from `sasl.jaas.config` ([`jaas`]).
 //! - [`coordinator`]: FindCoordinator and a connection to a group's coordinator.
 //! - [`fetch`]: ListOffsets and Fetch at partition leaders, for the consumer.
 //! - [`admin`]: the bootstrap list and the admin calls (Metadata, DescribeTopicPartitions,
@@ -21,7 +25,12 @@ pub mod coordinator;
 pub mod error;
 pub mod fetch;
 pub mod frame;
+pub mod jaas;
 pub mod produce;
+pub mod sasl;
+pub mod scram;
+pub mod security;
+pub mod tls;
 pub mod versions;
 
 pub use admin::{
