@@ -254,5 +254,17 @@ mod tests {
         let shown = format!("{s:?}");
         assert!(!shown.contains("hunter2"), "{shown}");
         assert!(shown.contains("[hidden]"));
+
+        // And through the client settings that every connection holds.
+        let mut config = crate::remote::ClientConfig::default();
+        config
+            .set(
+                "sasl.jaas.config",
+                r#"m.M required username="u" password="hunter2";"#,
+            )
+            .unwrap();
+        config.set("ssl.keystore.key", "hunter2").unwrap();
+        let shown = format!("{config:?} {config:#?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
     }
 }
