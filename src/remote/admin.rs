@@ -192,6 +192,8 @@ impl Client {
                 match Connection::open(&name, socket, &attempt).await {
                     Ok(conn) => return Ok(Client { conn }),
                     Err(ConnectFailure::Unreachable(r)) => reason = r,
+                    // Settings to fix and refused credentials: trying on would not help.
+                    Err(ConnectFailure::Handshake(e)) if e.is_security() => return Err(e),
                     Err(ConnectFailure::Handshake(e)) => {
                         reason = e.to_string();
                         handshake_error.get_or_insert(e);

@@ -16,8 +16,9 @@ use kafka_protocol::messages::{
     LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse,
     ListOffsetsRequest, ListOffsetsResponse, MetadataRequest, MetadataResponse,
     OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse,
-    OffsetFetchRequest, OffsetFetchResponse, ProduceRequest, ProduceResponse, SyncGroupRequest,
-    SyncGroupResponse,
+    OffsetFetchRequest, OffsetFetchResponse, ProduceRequest, ProduceResponse,
+    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
+    SyncGroupRequest, SyncGroupResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message};
 
@@ -68,4 +69,6 @@ apis! {
     DescribeGroups: DescribeGroupsRequest => DescribeGroupsResponse;
     ConsumerGroupDescribe: ConsumerGroupDescribeRequest => ConsumerGroupDescribeResponse;
     DeleteGroups: DeleteGroupsRequest => DeleteGroupsResponse;
+    SaslHandshake: SaslHandshakeRequest => SaslHandshakeResponse;
+    SaslAuthenticate: SaslAuthenticateRequest => SaslAuthenticateResponse;
 }

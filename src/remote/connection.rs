@@ -1,5 +1,6 @@
-//! One TCP connection to one broker: connect with a timeout, ApiVersions first, then requests
-//! one at a time, each answered within `request.timeout.ms`.
+//! One TCP connection to one broker: connect with a timeout, TLS if configured, ApiVersions
+//! first, SASL if configured, then requests one at a time, each answered within
+//! `request.timeout.ms`.
 //!
 //! Requests are not pipelined yet: the admin commands send a handful of requests in sequence.
 //! After a timeout or an I/O error the connection is poisoned and refuses further requests,
@@ -17,6 +18,8 @@ use tokio::net::TcpStream;
 use super::api::Api;
 use super::error::{RemoteError, Result};
 use super::frame::{self, FrameError};
+use super::security::Security;
+use super::tls::{self, Stream};
 use super::versions::{self, BrokerVersions};
 
 /// Client settings, named and defaulted as Kafka's admin client names them.
@@ -31,6 +34,8 @@ pub struct ClientConfig {
     /// The largest response frame accepted. Kafka's own `socket.request.max.bytes` default:
     /// larger is a misread length (a TLS or HTTP server), not a Kafka answer.
     pub max_response_bytes: usize,
+    /// `security.protocol` and the `sasl.*` and `ssl.*` properties (secrets hidden in Debug).
+    pub security: Security,
 }
 
 impl Default for ClientConfig {
@@ -40,6 +45,7 @@ impl Default for ClientConfig {
             request_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
             max_response_bytes: 100 << 20,
+            security: Security::default(),
         }
     }
 }
@@ -65,7 +71,7 @@ impl ClientConfig {
             "client.id" => self.client_id = value.trim().to_string(),
             "request.timeout.ms" => self.request_timeout = millis()?,
             "socket.connection.setup.timeout.ms" => self.connect_timeout = millis()?,
-            _ => {}
+            _ => self.security.set(name, value)?,
         }
         Ok(())
     }
@@ -84,7 +90,7 @@ pub enum ConnectFailure {
 #[derive(Debug)]
 pub struct Connection {
     addr: String,
-    stream: TcpStream,
+    stream: Stream,
     versions: BrokerVersions,
     next_correlation_id: i32,
     poisoned: bool,
@@ -92,13 +98,19 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Connects to `socket` (named `addr` in messages) and runs the ApiVersions handshake.
+    /// Connects to `socket` (named `addr` in messages, and the name TLS verifies), then runs the
+    /// TLS handshake, ApiVersions and SASL authentication as configured.
     pub async fn open(
         addr: &str,
         socket: SocketAddr,
         config: &ClientConfig,
     ) -> std::result::Result<Connection, ConnectFailure> {
-        let stream =
+        // Settings are checked before connecting: a bad one is not a broker's fault.
+        let security = config
+            .security
+            .prepare()
+            .map_err(ConnectFailure::Handshake)?;
+        let tcp =
             match tokio::time::timeout(config.connect_timeout, TcpStream::connect(socket)).await {
                 Err(_) => {
                     return Err(ConnectFailure::Unreachable(format!(
@@ -110,7 +122,13 @@ impl Connection {
                 Ok(Ok(stream)) => stream,
             };
         // Requests are small and answered one at a time: Nagle would only add latency.
-        stream.set_nodelay(true).ok();
+        tcp.set_nodelay(true).ok();
+        let stream = match &security.tls {
+            Some(tls) => tls::connect(tcp, addr, tls.clone(), config.request_timeout)
+                .await
+                .map_err(ConnectFailure::Handshake)?,
+            None => Stream::Plain(tcp),
+        };
         let mut conn = Connection {
             addr: addr.to_string(),
             stream,
@@ -119,7 +137,16 @@ impl Connection {
             poisoned: false,
             config: config.clone(),
         };
-        conn.handshake().await.map_err(ConnectFailure::Handshake)?;
+        conn.handshake().await.map_err(|e| {
+            ConnectFailure::Handshake(tls::explain_late(e, config.security.protocol))
+        })?;
+        if let Some(credentials) = &security.sasl {
+            super::sasl::authenticate(&mut conn, credentials)
+                .await
+                .map_err(|e| {
+                    ConnectFailure::Handshake(tls::explain_late(e, config.security.protocol))
+                })?;
+        }
         Ok(conn)
     }
 

@@ -34,10 +34,11 @@ pub enum RemoteError {
         api: &'static str,
         timeout_ms: u128,
     },
-    /// The peer closed the connection. Kafka closes it on a request version it does not accept,
-    /// and a non-Kafka server closes it on our first bytes, hence the hint.
+    /// The peer closed the connection. Kafka closes it on a request version it does not accept
+    /// and on requests before SASL authentication, and a non-Kafka server closes it on our first
+    /// bytes, hence the hint.
     #[error(
-        "{addr} closed the connection during {api}; is it a Kafka broker's PLAINTEXT listener, and a Kafka version kafkit supports (3.7 or later)?"
+        "{addr} closed the connection during {api}; is it a Kafka broker's listener for this security.protocol (SASL and SSL listeners close other clients' connections), and a Kafka version kafkit supports (3.7 or later)?"
     )]
     Closed { addr: String, api: &'static str },
     /// Reading or writing the socket failed.
@@ -83,6 +84,17 @@ pub enum RemoteError {
         broker: String,
         ours: String,
     },
+    /// The security settings cannot be used (an unsupported mechanism, a missing or unreadable
+    /// store, a malformed `sasl.jaas.config`); the text says which property to fix and never
+    /// quotes a secret.
+    #[error("{0}")]
+    Security(String),
+    /// The TLS handshake failed; `reason` says why and which `ssl.*` property to set.
+    #[error("TLS handshake with {addr} failed: {reason}")]
+    Tls { addr: String, reason: String },
+    /// SASL authentication failed: the broker's message (never our credentials) and a hint.
+    #[error("authentication failed at {addr}: {message}")]
+    Authentication { addr: String, message: String },
     /// The broker answered with a Kafka error code; `message` is the broker's own text when it
     /// sent one, else the code's standard description. Displayed as the Java tools display it.
     #[error("{message}")]
@@ -104,6 +116,15 @@ impl RemoteError {
             },
         };
         RemoteError::Broker { code, message }
+    }
+
+    /// Whether this is a security failure: a setting to fix or credentials refused, which no
+    /// other broker of the bootstrap list would accept either.
+    pub fn is_security(&self) -> bool {
+        matches!(
+            self,
+            RemoteError::Security(_) | RemoteError::Tls { .. } | RemoteError::Authentication { .. }
+        )
     }
 
     /// The Kafka error code when the broker refused the request.

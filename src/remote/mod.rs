@@ -6,6 +6,10 @@
 //! - [`versions`]: the versions kafkit speaks, Kafka 4.0's floors, `min(ours, broker's)`.
 //! - [`connection`]: one broker connection: connect timeout, ApiVersions, request timeout.
 //! - [`consumer_protocol`]: subscription and assignment payloads of the consumer protocol.
+//! - [`security`]: `security.protocol` and the `sasl.*`/`ssl.*` settings, secrets hidden.
+//! - [`tls`]: TLS with rustls from PEM stores, and the connection's plain-or-TLS stream.
+//! - [`sasl`]: SaslHandshake and SaslAuthenticate with PLAIN or SCRAM ([`scram`]), credentials
+//!   from `sasl.jaas.config` ([`jaas`]).
 //! - [`coordinator`]: FindCoordinator and a connection to a group's coordinator.
 //! - [`membership`]: a consumer's membership of a group (classic protocol, heartbeat thread).
 //! - [`fetch`]: ListOffsets and Fetch at partition leaders, for the consumer.
@@ -24,8 +28,13 @@ pub mod coordinator;
 pub mod error;
 pub mod fetch;
 pub mod frame;
+pub mod jaas;
 pub mod membership;
 pub mod produce;
+pub mod sasl;
+pub mod scram;
+pub mod security;
+pub mod tls;
 pub mod versions;
 
 pub use admin::{

@@ -3,15 +3,23 @@
 #
 #   kafka-broker.sh libs             resolve the Kafka jars into the cache; print the libs dir
 #   kafka-broker.sh start [DIR]      format DIR and start one KRaft broker+controller on 127.0.0.1
-#                                    in the background; print its bootstrap address
+#                                    in the background; print its bootstrap address (PLAINTEXT)
 #   kafka-broker.sh stop [DIR]       stop the broker started in DIR (clean shutdown)
 #   kafka-broker.sh run              watchdog mode for the test suite: start a broker in a fresh
-#                                    directory, print its bootstrap address, and kill it and remove
+#                                    directory, print its bootstrap address and then the directory
+#                                    (see "Secured listeners" below), and kill it and remove
 #                                    the directory as soon as stdin reaches end of file (that is,
 #                                    when the process that holds the other end of the pipe exits,
 #                                    however it exits)
 #   kafka-broker.sh tool CLASS ARGS  run a Java tool (e.g. org.apache.kafka.tools.TopicCommand)
 #                                    from the same jars: the oracle for output
+#
+# Secured listeners: besides PLAINTEXT the broker has SSL (client certificate required),
+# SASL_SSL and SASL_PLAINTEXT listeners, with SASL mechanisms PLAIN, SCRAM-SHA-256 and
+# SCRAM-SHA-512 for user alice (password in DIR/listeners). DIR/listeners holds NAME=host:port
+# lines and the user; DIR/tls holds the per-run CA (ca.pem), a CA that signed nothing
+# (other-ca.pem) and the client's key and certificate (client.pem = key + chain, client.key,
+# client.crt), all PEM and unencrypted. The server certificate names only IP 127.0.0.1.
 #
 # Environment: KAFKIT_KAFKA_HOME (cache dir, default <repo>/target/kafka-$KAFKA_VERSION),
 # KAFKIT_BROKER_START_TIMEOUT (seconds, default 120), JAVA (default java), MVN (default mvn).
@@ -133,8 +141,44 @@ free_port() {
     done
 }
 
+# The SASL user the secured listeners accept (PLAIN and both SCRAMs), and its password.
+SASL_USER=alice
+SASL_PASSWORD=alice-s3cret-9Qz
+
+# A throwaway CA, the broker's certificate (SAN IP:127.0.0.1 only, so that connecting by the name
+# localhost exercises hostname verification) and a client certificate for mutual TLS, in $1/tls.
+# EC P-256 keys: generated in milliseconds, and both Java and rustls accept them.
+write_certificates() {
+    local tls=$1/tls
+    mkdir -p "$tls"
+    (
+        cd "$tls"
+        ossl() { openssl "$@" 2>/dev/null; }
+        ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+            -subj "/CN=kafkit test CA" -keyout ca.key -out ca.pem
+        ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+            -subj "/CN=kafkit unrelated CA" -keyout other-ca.key -out other-ca.pem
+        for who in server client; do
+            ossl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=kafkit $who" \
+                -keyout "$who.key" -out "$who.csr"
+            if [[ $who == server ]]; then
+                printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$who.ext"
+            else
+                printf 'extendedKeyUsage=clientAuth\n' >"$who.ext"
+            fi
+            ossl x509 -req -in "$who.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+                -extfile "$who.ext" -out "$who.crt"
+            # Kafka's PEM key store: an unencrypted PKCS#8 key, then the certificate chain.
+            cat "$who.key" "$who.crt" >"$who.pem"
+        done
+    ) || die "openssl could not make the test certificates in $tls"
+    [[ -s $tls/server.pem && -s $tls/client.pem ]] || die "openssl made no certificates in $tls"
+}
+
 write_server_properties() {
-    local dir=$1 port=$2 cport=$3
+    local dir=$1 port=$2 cport=$3 sslport=$4 saslsslport=$5 saslport=$6
+    local plain_jaas="org.apache.kafka.common.security.plain.PlainLoginModule required user_$SASL_USER=\"$SASL_PASSWORD\";"
+    local scram_jaas="org.apache.kafka.common.security.scram.ScramLoginModule required;"
     # Java .properties have no trailing comments: every comment is on its own line.
     cat >"$dir/server.properties" <<EOF
 process.roles=broker,controller
@@ -142,11 +186,25 @@ node.id=1
 # Dynamic quorum (KIP-853), formatted with --standalone.
 controller.quorum.bootstrap.servers=127.0.0.1:$cport
 # Loopback only: a test broker must never be reachable from elsewhere.
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport,SSL://127.0.0.1:$sslport,SASL_SSL://127.0.0.1:$saslsslport,SASL_PLAINTEXT://127.0.0.1:$saslport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport,SSL://127.0.0.1:$sslport,SASL_SSL://127.0.0.1:$saslsslport,SASL_PLAINTEXT://127.0.0.1:$saslport
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL,SASL_PLAINTEXT:SASL_PLAINTEXT
+# TLS for the SSL and SASL_SSL listeners: PEM stores made by write_certificates.
+ssl.keystore.type=PEM
+ssl.keystore.location=$dir/tls/server.pem
+ssl.truststore.type=PEM
+ssl.truststore.location=$dir/tls/ca.pem
+# The SSL listener authenticates clients by certificate (mutual TLS).
+listener.name.ssl.ssl.client.auth=required
+sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_ssl.plain.sasl.jaas.config=$plain_jaas
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=$scram_jaas
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=$scram_jaas
+listener.name.sasl_plaintext.plain.sasl.jaas.config=$plain_jaas
+listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=$scram_jaas
+listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=$scram_jaas
 log.dirs=$dir/data
 num.partitions=1
 offsets.topic.replication.factor=1
@@ -171,20 +229,27 @@ WATCH_STDIN=0
 # Formats $1 and starts the broker in the background; on success $1/bootstrap holds the address
 # and $1/broker.pid the JVM's pid. $2 is an optional wrapper (setpriv --pdeathsig) for the JVM.
 start_broker() {
-    local dir=$1 attempt port cport pid deadline
+    local dir=$1 attempt port cport sslport saslsslport saslport pid deadline
     shift
     mkdir -p "$dir"
     dir=$(cd "$dir" && pwd)
+    write_certificates "$dir"
     for attempt in 1 2 3; do
         port=$(free_port)
         cport=$(free_port)
-        [[ $port != "$cport" ]] || continue
+        sslport=$(free_port)
+        saslsslport=$(free_port)
+        saslport=$(free_port)
+        [[ $(printf '%s\n' "$port" "$cport" "$sslport" "$saslsslport" "$saslport" | sort -u | wc -l) == 5 ]] || continue
         rm -rf "$dir/data"
         mkdir -p "$dir/data" "$dir/logs"
-        write_server_properties "$dir" "$port" "$cport"
+        write_server_properties "$dir" "$port" "$cport" "$sslport" "$saslsslport" "$saslport"
+        # SCRAM credentials live in the cluster metadata: written at format time.
         "$JAVA" "${TOOL_JVM[@]}" -cp "$LIBS/*" \
             -Dlog4j2.configurationFile="$KAFKA_HOME/config/tools-log4j2.properties" \
             kafka.tools.StorageTool format --standalone -t "$CLUSTER_ID" \
+            --add-scram "SCRAM-SHA-256=[name=$SASL_USER,password=$SASL_PASSWORD]" \
+            --add-scram "SCRAM-SHA-512=[name=$SASL_USER,password=$SASL_PASSWORD]" \
             -c "$dir/server.properties" >"$dir/logs/format.out" 2>&1 ||
             { cat "$dir/logs/format.out" >&2; die "formatting $dir/data failed"; }
         # stdin from /dev/null: the JVM must not hold the watchdog's pipe open.
@@ -216,6 +281,9 @@ start_broker() {
             sleep 0.1
         done
         if kill -0 "$pid" 2>/dev/null; then
+            printf '%s\n' "SSL=127.0.0.1:$sslport" "SASL_SSL=127.0.0.1:$saslsslport" \
+                "SASL_PLAINTEXT=127.0.0.1:$saslport" "USER=$SASL_USER" \
+                "PASSWORD=$SASL_PASSWORD" >"$dir/listeners"
             echo "127.0.0.1:$port" >"$dir/bootstrap"
             return
         fi
@@ -227,7 +295,7 @@ start_broker() {
         tail -n 40 "$dir/logs/broker.out" >&2
         die "the broker exited during start-up (log: $dir/logs/broker.out)"
     done
-    die "no free port pair found after 3 attempts"
+    die "no free ports found after 3 attempts"
 }
 
 stop_broker() {
@@ -259,6 +327,7 @@ start)
     dir=${1:-$KAFKA_HOME/broker}
     start_broker "$dir"
     cat "$dir/bootstrap"
+    echo "$dir"
     ;;
 stop)
     stop_broker "${1:-$KAFKA_HOME/broker}"
@@ -296,7 +365,9 @@ run)
         wrapper=(setpriv --pdeathsig KILL --)
     fi
     start_broker "$dir" "${wrapper[@]}"
-    echo "$(<"$dir/bootstrap")"
+    # One write for both lines: a reader that wants only the first may close the pipe after it,
+    # and a later write would then end this watchdog (SIGPIPE).
+    printf '%s\n%s\n' "$(<"$dir/bootstrap")" "$dir"
     # Blocks until the owner's end of the pipe closes. `|| true`: EOF is the normal end.
     while read -r _; do :; done || true
     ;;
@@ -310,7 +381,7 @@ tool)
         -Dlog4j2.configurationFile="$KAFKA_HOME/config/tools-log4j2.properties" "$cls" "$@"
     ;;
 *)
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

@@ -22,6 +22,8 @@ static BROKER: OnceLock<Result<Broker, String>> = OnceLock::new();
 
 struct Broker {
     bootstrap: String,
+    /// The run directory the script printed on its second line (listeners file, certificates).
+    dir: PathBuf,
     /// Held, never written: closing it (at process exit) stops the broker.
     _stdin: Mutex<ChildStdin>,
     _child: Mutex<Child>,
@@ -55,8 +57,11 @@ fn start() -> Result<Broker, String> {
         text
     });
     let mut line = String::new();
-    let _ = BufReader::new(stdout).read_line(&mut line);
+    let mut stdout = BufReader::new(stdout);
+    let _ = stdout.read_line(&mut line);
     let bootstrap = line.trim().to_string();
+    let mut dir = String::new();
+    let _ = stdout.read_line(&mut dir);
     if bootstrap.is_empty() {
         let status = child.wait().map(|s| s.code());
         let errors = errors.join().unwrap_or_default();
@@ -71,6 +76,7 @@ fn start() -> Result<Broker, String> {
     }
     Ok(Broker {
         bootstrap,
+        dir: PathBuf::from(dir.trim()),
         _stdin: Mutex::new(stdin),
         _child: Mutex::new(child),
     })
@@ -151,4 +157,60 @@ pub fn kafkit(tool: &str) -> assert_cmd::Command {
         .env_remove("KAFKIT_LOG_DIR")
         .timeout(std::time::Duration::from_secs(60));
     cmd
+}
+
+/// The shared broker's secured listeners (see "Secured listeners" in kafka-broker.sh): SSL with
+/// client certificates required, SASL_SSL and SASL_PLAINTEXT, one user for PLAIN and both SCRAMs,
+/// and the per-run PEM files.
+#[derive(Debug, Clone)]
+pub struct Secured {
+    /// `127.0.0.1:port` of each listener.
+    pub ssl: String,
+    pub sasl_ssl: String,
+    pub sasl_plaintext: String,
+    pub user: String,
+    pub password: String,
+    /// The CA that signed the broker's and the client's certificates.
+    pub ca: PathBuf,
+    /// A CA that signed nothing the broker has.
+    pub other_ca: PathBuf,
+    /// The client's unencrypted key followed by its certificate (a PEM key store).
+    pub client_pem: PathBuf,
+    pub client_key: PathBuf,
+    pub client_cert: PathBuf,
+}
+
+/// The shared broker's secured listeners; `None` when real-broker tests are skipped (as for
+/// [`try_bootstrap`]).
+pub fn try_secured() -> Option<Secured> {
+    try_bootstrap()?;
+    let Some(Ok(broker)) = BROKER.get() else {
+        return None;
+    };
+    let listeners = std::fs::read_to_string(broker.dir.join("listeners")).unwrap_or_else(|e| {
+        panic!(
+            "{}/listeners (written by kafka-broker.sh): {e}",
+            broker.dir.display()
+        )
+    });
+    let value = |key: &str| {
+        listeners
+            .lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+            .unwrap_or_else(|| panic!("no {key}= in {}/listeners", broker.dir.display()))
+            .to_string()
+    };
+    let tls = broker.dir.join("tls");
+    Some(Secured {
+        ssl: value("SSL"),
+        sasl_ssl: value("SASL_SSL"),
+        sasl_plaintext: value("SASL_PLAINTEXT"),
+        user: value("USER"),
+        password: value("PASSWORD"),
+        ca: tls.join("ca.pem"),
+        other_ca: tls.join("other-ca.pem"),
+        client_pem: tls.join("client.pem"),
+        client_key: tls.join("client.key"),
+        client_cert: tls.join("client.crt"),
+    })
 }
