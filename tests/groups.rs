@@ -259,7 +259,7 @@ fn describe_every_view_of_a_stable_group() {
     assert_eq!(
         members,
         format!(
-            "\n{:<15} {:<cw$} {:<hw$} {:<lw$} {:<15} \n{:<15} {id:<cw$} {host:<hw$} {:<lw$} {:<15} \n\n",
+            "\n{:<15} {:<cw$} {:<hw$} {:<lw$} {:<15} \n{:<15} {id:<cw$} {host:<hw$} {:<lw$} {:<15} \n",
             "GROUP",
             "CONSUMER-ID",
             "HOST",
@@ -278,7 +278,7 @@ fn describe_every_view_of_a_stable_group() {
     assert_eq!(
         members,
         format!(
-            "\n{:<15} {:<cw$} {:<hw$} {:<lw$} {:<15} {:<15} {:<20} {:<15} {:<20}\n{:<15} {id:<cw$} {host:<hw$} {:<lw$} {:<15} {:<15} {:<20} {:<15} {:<20}\n\n",
+            "\n{:<15} {:<cw$} {:<hw$} {:<lw$} {:<15} {:<15} {:<20} {:<15} {:<20}\n{:<15} {id:<cw$} {host:<hw$} {:<lw$} {:<15} {:<15} {:<20} {:<15} {:<20}\n",
             "GROUP",
             "CONSUMER-ID",
             "HOST",
@@ -392,7 +392,7 @@ fn describe_empty_missing_and_all_groups() {
     assert_eq!(
         out,
         format!(
-            "\n{:<15} {:<15} {:<15} {:<15} {:<15} \n\n",
+            "\n{:<15} {:<15} {:<15} {:<15} {:<15} \n",
             "GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"
         )
     );

@@ -236,16 +236,6 @@ fn commands_not_wired_yet_say_so() {
         err.contains("kafka-console-consumer --group against a Kafka cluster"),
         "{err}"
     );
-    let out = broker::kafkit("kafka-consumer-groups")
-        .arg("--list")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = text(&out.stderr);
-    assert!(
-        err.contains("kafka-consumer-groups against a Kafka cluster"),
-        "{err}"
-    );
 }
 
 /// A loopback port with nothing listening on it.

@@ -1,139 +1,149 @@
-//! The consumer protocol's embedded payloads: a member's subscription (JoinGroup metadata) and
-//! its assignment (SyncGroup), each a version (`i16`) followed by the struct at that version.
+//! The bytes a classic consumer group carries inside JoinGroup, SyncGroup and DescribeGroups:
+//! ConsumerProtocolSubscription and ConsumerProtocolAssignment (v0-v3), each an `int16` version
+//! followed by the struct at that version. The structs are the kafka-protocol crate's; this
+//! module only adds the version prefix, as Java's `ConsumerProtocol` does.
 //!
-//! Decoding reads newer versions as the newest we know: later versions only append fields, which
-//! is how Kafka's own clients stay compatible with each other.
-
-use std::collections::{BTreeMap, BTreeSet};
+//! A version newer than v3 is read as v3, which is what Java does too: newer versions only
+//! append fields, so the v3 prefix of the bytes is still a valid v3 struct.
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use kafka_protocol::messages::consumer_protocol_assignment::TopicPartition as AssignedTopic;
-use kafka_protocol::messages::consumer_protocol_subscription::TopicPartition as OwnedTopic;
-use kafka_protocol::messages::{
-    ConsumerProtocolAssignment, ConsumerProtocolSubscription, TopicName,
-};
-use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use kafka_protocol::messages::{ConsumerProtocolAssignment, ConsumerProtocolSubscription};
+use kafka_protocol::protocol::{Decodable, Encodable};
 
-/// The version we write: v1 (owned partitions) is understood by every 2.x+ client.
-const WRITE_VERSION: i16 = 1;
-/// The newest version the crate can read.
-const READ_VERSION: i16 = 3;
+/// The highest version of both structs this module writes and reads.
+pub const MAX_VERSION: i16 = 3;
 
-/// Partitions by topic, sorted.
-pub type Partitions = BTreeMap<String, BTreeSet<i32>>;
-
-/// A subscription to `topics`, saying which partitions the member owns now.
-pub fn encode_subscription(topics: &BTreeSet<String>, owned: &Partitions) -> Bytes {
-    let subscription = ConsumerProtocolSubscription::default()
-        .with_topics(
-            topics
-                .iter()
-                .map(|t| StrBytes::from_string(t.clone()))
-                .collect(),
-        )
-        .with_owned_partitions(
-            owned
-                .iter()
-                .map(|(t, ps)| {
-                    OwnedTopic::default()
-                        .with_topic(TopicName(StrBytes::from_string(t.clone())))
-                        .with_partitions(ps.iter().copied().collect())
-                })
-                .collect(),
-        );
-    encode(&subscription)
+/// Why assignment or subscription bytes could not be read or written.
+#[derive(Debug, thiserror::Error)]
+#[error("malformed consumer protocol {what}: {reason}")]
+pub struct ConsumerProtocolError {
+    what: &'static str,
+    reason: String,
 }
 
-/// The topics a member subscribes to; `None` when the bytes are not a subscription.
-pub fn decode_subscription(bytes: &Bytes) -> Option<BTreeSet<String>> {
-    let s: ConsumerProtocolSubscription = decode(bytes)?;
-    Some(s.topics.into_iter().map(|t| t.to_string()).collect())
-}
-
-/// An assignment of `partitions`.
-pub fn encode_assignment(partitions: &Partitions) -> Bytes {
-    let assignment = ConsumerProtocolAssignment::default().with_assigned_partitions(
-        partitions
-            .iter()
-            .map(|(t, ps)| {
-                AssignedTopic::default()
-                    .with_topic(TopicName(StrBytes::from_string(t.clone())))
-                    .with_partitions(ps.iter().copied().collect())
-            })
-            .collect(),
-    );
-    encode(&assignment)
-}
-
-/// The partitions of an assignment (empty bytes: nothing assigned); `None` when malformed.
-pub fn decode_assignment(bytes: &Bytes) -> Option<Partitions> {
-    if bytes.is_empty() {
-        return Some(Partitions::new());
-    }
-    let a: ConsumerProtocolAssignment = decode(bytes)?;
-    let mut out = Partitions::new();
-    for t in a.assigned_partitions {
-        out.entry(t.topic.0.to_string())
-            .or_default()
-            .extend(t.partitions);
-    }
-    Some(out)
-}
-
-fn encode<T: Encodable>(message: &T) -> Bytes {
+fn encode<T: Encodable>(
+    value: &T,
+    version: i16,
+    what: &'static str,
+) -> Result<Bytes, ConsumerProtocolError> {
     let mut buf = BytesMut::new();
-    buf.put_i16(WRITE_VERSION);
-    // Encoding into memory fails only on values over the protocol's limits (a string over
-    // 32 KiB), which topic names cannot reach.
-    message
-        .encode(&mut buf, WRITE_VERSION)
-        .expect("consumer protocol payload within protocol limits");
-    buf.freeze()
+    buf.put_i16(version);
+    value
+        .encode(&mut buf, version)
+        .map_err(|e| ConsumerProtocolError {
+            what,
+            reason: e.to_string(),
+        })?;
+    Ok(buf.freeze())
 }
 
-fn decode<T: Decodable>(bytes: &Bytes) -> Option<T> {
-    let mut buf = bytes.clone();
+fn decode<T: Decodable>(bytes: &[u8], what: &'static str) -> Result<T, ConsumerProtocolError> {
+    let fail = |reason: String| ConsumerProtocolError { what, reason };
+    let mut buf = Bytes::copy_from_slice(bytes);
     if buf.remaining() < 2 {
-        return None;
+        return Err(fail(format!(
+            "{} bytes, too short for a version",
+            bytes.len()
+        )));
     }
     let version = buf.get_i16();
     if version < 0 {
-        return None;
+        return Err(fail(format!("negative version {version}")));
     }
-    T::decode(&mut buf, version.min(READ_VERSION)).ok()
+    T::decode(&mut buf, version.min(MAX_VERSION)).map_err(|e| fail(e.to_string()))
+}
+
+/// A member's subscription as JoinGroup metadata bytes.
+pub fn encode_subscription(
+    s: &ConsumerProtocolSubscription,
+    version: i16,
+) -> Result<Bytes, ConsumerProtocolError> {
+    encode(s, version, "subscription")
+}
+
+/// Reads a member's subscription from JoinGroup or DescribeGroups metadata bytes.
+pub fn decode_subscription(
+    bytes: &[u8],
+) -> Result<ConsumerProtocolSubscription, ConsumerProtocolError> {
+    decode(bytes, "subscription")
+}
+
+/// A member's assignment as SyncGroup bytes.
+pub fn encode_assignment(
+    a: &ConsumerProtocolAssignment,
+    version: i16,
+) -> Result<Bytes, ConsumerProtocolError> {
+    encode(a, version, "assignment")
+}
+
+/// Reads a member's assignment from SyncGroup or DescribeGroups bytes; empty bytes (a member
+/// that has no assignment yet) read as no partitions.
+pub fn decode_assignment(
+    bytes: &[u8],
+) -> Result<ConsumerProtocolAssignment, ConsumerProtocolError> {
+    if bytes.is_empty() {
+        return Ok(ConsumerProtocolAssignment::default());
+    }
+    decode(bytes, "assignment")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kafka_protocol::messages::TopicName;
+    use kafka_protocol::messages::consumer_protocol_assignment::TopicPartition;
+    use kafka_protocol::protocol::StrBytes;
 
-    #[test]
-    fn subscription_round_trip() {
-        let topics: BTreeSet<String> = ["a".to_string(), "b".to_string()].into();
-        let owned: Partitions = [("a".to_string(), [0, 2].into())].into();
-        let bytes = encode_subscription(&topics, &owned);
-        assert_eq!(&bytes[..2], &[0, 1]);
-        assert_eq!(decode_subscription(&bytes), Some(topics));
+    fn assignment() -> ConsumerProtocolAssignment {
+        ConsumerProtocolAssignment::default().with_assigned_partitions(vec![
+            TopicPartition::default()
+                .with_topic(TopicName(StrBytes::from_static_str("t")))
+                .with_partitions(vec![0, 2]),
+        ])
     }
 
     #[test]
-    fn assignment_round_trip_and_empty() {
-        let parts: Partitions = [("t".to_string(), [1, 3].into())].into();
-        assert_eq!(decode_assignment(&encode_assignment(&parts)), Some(parts));
-        assert_eq!(decode_assignment(&Bytes::new()), Some(Partitions::new()));
-        assert_eq!(decode_assignment(&Bytes::from_static(&[0])), None);
+    fn assignment_golden_bytes_and_round_trip() {
+        let bytes = encode_assignment(&assignment(), 0).unwrap();
+        // version 0, one topic "t" with partitions [0, 2], null user data.
+        assert_eq!(
+            &bytes[..],
+            &[
+                0, 0, 0, 0, 0, 1, 0, 1, b't', 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 255, 255, 255,
+                255
+            ]
+        );
+        for v in 0..=MAX_VERSION {
+            let bytes = encode_assignment(&assignment(), v).unwrap();
+            assert_eq!(decode_assignment(&bytes).unwrap(), assignment());
+        }
+        assert!(
+            decode_assignment(&[])
+                .unwrap()
+                .assigned_partitions
+                .is_empty()
+        );
+        assert!(decode_assignment(&[0]).is_err());
+        assert!(decode_assignment(&[0, 0, 0, 0, 0, 5]).is_err());
     }
 
     #[test]
-    fn newer_versions_read_as_the_newest_known() {
-        // A v5 subscription from a future client: v3's fields, then more.
+    fn newer_versions_read_as_v3() {
+        let mut bytes = encode_assignment(&assignment(), 3).unwrap().to_vec();
+        bytes[1] = 4;
+        assert_eq!(decode_assignment(&bytes).unwrap(), assignment());
+    }
+
+    #[test]
+    fn subscription_round_trips() {
         let s = ConsumerProtocolSubscription::default()
-            .with_topics(vec![StrBytes::from_static_str("x")]);
-        let mut buf = BytesMut::new();
-        buf.put_i16(5);
-        s.encode(&mut buf, 3).unwrap();
-        buf.put_slice(&[0, 0, 0, 0]);
-        let expected: BTreeSet<String> = ["x".to_string()].into();
-        assert_eq!(decode_subscription(&buf.freeze()), Some(expected));
+            .with_topics(vec![StrBytes::from_static_str("a")])
+            .with_generation_id(3)
+            .with_rack_id(Some(StrBytes::from_static_str("r1")));
+        let bytes = encode_subscription(&s, 3).unwrap();
+        assert_eq!(decode_subscription(&bytes).unwrap(), s);
+        let v0 = decode_subscription(&encode_subscription(&s, 0).unwrap()).unwrap();
+        assert_eq!(v0.topics, s.topics);
+        assert_eq!(v0.generation_id, -1, "v0 carries no generation");
     }
 }

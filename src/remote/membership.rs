@@ -17,6 +17,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use kafka_protocol::messages::consumer_protocol_assignment::TopicPartition as AssignedTopic;
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_protocol::messages::leave_group_request::MemberIdentity;
 use kafka_protocol::messages::offset_commit_request::{
@@ -27,13 +28,14 @@ use kafka_protocol::messages::offset_fetch_request::{
 };
 use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
 use kafka_protocol::messages::{
-    GroupId, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, OffsetCommitRequest,
-    OffsetFetchRequest, SyncGroupRequest, TopicName,
+    ConsumerProtocolAssignment, ConsumerProtocolSubscription, GroupId, HeartbeatRequest,
+    JoinGroupRequest, LeaveGroupRequest, OffsetCommitRequest, OffsetFetchRequest, SyncGroupRequest,
+    TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 
 use super::connection::{ClientConfig, Connection, connect_broker};
-use super::consumer_protocol::{self, Partitions};
+use super::consumer_protocol;
 use super::coordinator::{Coordinator, find_coordinator_with, is_coordinator_error};
 use super::error::{RemoteError, Result};
 use super::fetch::Fetcher;
@@ -55,6 +57,12 @@ const RANGE: &str = "range";
 
 /// A topic and partition.
 pub type TopicPartition = (String, u32);
+
+/// Partitions by topic, sorted.
+type Partitions = BTreeMap<String, BTreeSet<i32>>;
+
+/// The consumer-protocol version we write: v1 is understood by every 2.x+ client.
+const PROTOCOL_VERSION: i16 = 1;
 
 /// Kafka's consumer properties for group membership.
 #[derive(Debug, Clone)]
@@ -285,7 +293,20 @@ impl GroupMember {
         subscription: &BTreeMap<String, u32>,
     ) -> Result<Partitions> {
         let topics: BTreeSet<String> = subscription.keys().cloned().collect();
-        let metadata = consumer_protocol::encode_subscription(&topics, &Partitions::new());
+        let ours = ConsumerProtocolSubscription::default().with_topics(
+            topics
+                .iter()
+                .map(|t| StrBytes::from_string(t.clone()))
+                .collect(),
+        );
+        let metadata =
+            consumer_protocol::encode_subscription(&ours, PROTOCOL_VERSION).map_err(|e| {
+                RemoteError::Encode {
+                    api: "JoinGroup",
+                    version: PROTOCOL_VERSION,
+                    reason: e.to_string(),
+                }
+            })?;
         loop {
             let request = JoinGroupRequest::default()
                 .with_group_id(group_id(&self.settings.group_id))
@@ -354,14 +375,21 @@ impl GroupMember {
                 }
                 c => return Err(self.group_error(c, "joining the group")),
             }
-            let assigned =
-                consumer_protocol::decode_assignment(&synced.assignment).ok_or_else(|| {
+            let assignment =
+                consumer_protocol::decode_assignment(&synced.assignment).map_err(|e| {
                     RemoteError::Protocol {
                         addr: self.coordinator_addr(),
                         api: "SyncGroup",
-                        reason: "the assignment is not a consumer protocol assignment".to_string(),
+                        reason: e.to_string(),
                     }
                 })?;
+            let mut assigned = Partitions::new();
+            for t in assignment.assigned_partitions {
+                assigned
+                    .entry(t.topic.0.to_string())
+                    .or_default()
+                    .extend(t.partitions);
+            }
             self.generation = generation;
             let coordinator = self.coordinator.as_ref().expect("answered above");
             self.heartbeat.aim(Some(Target {
@@ -408,7 +436,9 @@ impl GroupMember {
         for m in members {
             // A member whose metadata we cannot read subscribes to nothing; it still gets an
             // (empty) assignment, so that the group can complete.
-            let topics = consumer_protocol::decode_subscription(&m.metadata).unwrap_or_default();
+            let topics = consumer_protocol::decode_subscription(&m.metadata)
+                .map(|s| s.topics.into_iter().map(|t| t.to_string()).collect())
+                .unwrap_or_default();
             subscriptions.insert(m.member_id.to_string(), topics);
         }
         let mut counts = ours.clone();
@@ -424,18 +454,33 @@ impl GroupMember {
             counts.extend(fetcher.topics(Some(&missing)).await?);
         }
         let plan = crate::local::group::assign::range(&counts, &subscriptions);
-        Ok(plan
-            .into_iter()
+        plan.into_iter()
             .map(|(member, tps)| {
                 let mut partitions = Partitions::new();
                 for (t, p) in tps {
                     partitions.entry(t).or_default().insert(p as i32);
                 }
-                SyncGroupRequestAssignment::default()
+                let assignment = ConsumerProtocolAssignment::default().with_assigned_partitions(
+                    partitions
+                        .into_iter()
+                        .map(|(t, ps)| {
+                            AssignedTopic::default()
+                                .with_topic(topic_name(&t))
+                                .with_partitions(ps.into_iter().collect())
+                        })
+                        .collect(),
+                );
+                let bytes = consumer_protocol::encode_assignment(&assignment, PROTOCOL_VERSION)
+                    .map_err(|e| RemoteError::Encode {
+                        api: "SyncGroup",
+                        version: PROTOCOL_VERSION,
+                        reason: e.to_string(),
+                    })?;
+                Ok(SyncGroupRequestAssignment::default()
                     .with_member_id(StrBytes::from_string(member))
-                    .with_assignment(consumer_protocol::encode_assignment(&partitions))
+                    .with_assignment(bytes))
             })
-            .collect())
+            .collect()
     }
 
     /// The group's committed offsets of `partitions` (stable ones: a pending transactional

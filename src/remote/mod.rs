@@ -5,13 +5,14 @@
 //! - [`frame`]: request and response frames, size prefix and limit, correlation ids.
 //! - [`versions`]: the versions kafkit speaks, Kafka 4.0's floors, `min(ours, broker's)`.
 //! - [`connection`]: one broker connection: connect timeout, ApiVersions, request timeout.
-//! - [`consumer_protocol`]: subscription and assignment payloads of the consumer protocol.
+//! - [`consumer_protocol`]: the ConsumerProtocol subscription and assignment bytes.
 //! - [`security`]: `security.protocol` and the `sasl.*`/`ssl.*` settings, secrets hidden.
 //! - [`tls`]: TLS with rustls from PEM stores, and the connection's plain-or-TLS stream.
 //! - [`sasl`]: SaslHandshake and SaslAuthenticate with PLAIN or SCRAM ([`scram`]), credentials
 //!   from `sasl.jaas.config` ([`jaas`]).
 //! - [`coordinator`]: FindCoordinator and a connection to a group's coordinator.
 //! - [`membership`]: a consumer's membership of a group (classic protocol, heartbeat thread).
+//! - [`groups`]: the consumer-group admin calls (list, describe, offsets, reset, delete).
 //! - [`fetch`]: ListOffsets and Fetch at partition leaders, for the consumer.
 //! - [`admin`]: the bootstrap list and the admin calls (Metadata, DescribeTopicPartitions,
 //!   DescribeConfigs, DescribeCluster, CreateTopics, CreatePartitions, DeleteTopics).
@@ -28,6 +29,7 @@ pub mod coordinator;
 pub mod error;
 pub mod fetch;
 pub mod frame;
+pub mod groups;
 pub mod jaas;
 pub mod membership;
 pub mod produce;
@@ -44,6 +46,7 @@ pub use admin::{
 pub use connection::ClientConfig;
 pub use error::RemoteError;
 pub use fetch::{Fetched, Isolation, PartitionData, Tp};
+pub use groups::{CommittedOffset, GroupInfo, GroupMember, ListedGroup, OffsetDeleteOutcome};
 pub use membership::{Change, MemberSettings};
 pub use produce::{Producer, ProducerSettings};
 
@@ -123,6 +126,56 @@ impl Cluster {
     /// See [`Client::delete_topics`].
     pub fn delete_topics(&mut self, names: &[String]) -> Result<Vec<TopicOutcome>> {
         self.runtime.block_on(self.client.delete_topics(names))
+    }
+
+    /// See [`Client::list_groups`].
+    pub fn list_groups(&mut self, states: &[String], types: &[String]) -> Result<Vec<ListedGroup>> {
+        self.runtime
+            .block_on(self.client.list_groups(states, types))
+    }
+
+    /// See [`Client::describe_group`].
+    pub fn describe_group(&mut self, group: &str) -> Result<Option<GroupInfo>> {
+        self.runtime.block_on(self.client.describe_group(group))
+    }
+
+    /// See [`Client::committed_offsets`].
+    pub fn committed_offsets(
+        &mut self,
+        group: &str,
+    ) -> Result<std::collections::BTreeMap<Tp, CommittedOffset>> {
+        self.runtime.block_on(self.client.committed_offsets(group))
+    }
+
+    /// See [`Client::commit_offsets`].
+    pub fn commit_offsets(
+        &mut self,
+        group: &str,
+        offsets: &std::collections::BTreeMap<Tp, i64>,
+    ) -> Result<Vec<(Tp, i16)>> {
+        self.runtime
+            .block_on(self.client.commit_offsets(group, offsets))
+    }
+
+    /// See [`Client::delete_group`].
+    pub fn delete_group(&mut self, group: &str) -> Result<i16> {
+        self.runtime.block_on(self.client.delete_group(group))
+    }
+
+    /// See [`Client::delete_offsets`].
+    pub fn delete_offsets(&mut self, group: &str, tps: &[Tp]) -> Result<OffsetDeleteOutcome> {
+        self.runtime
+            .block_on(self.client.delete_offsets(group, tps))
+    }
+
+    /// See [`Client::list_offsets`].
+    pub fn list_offsets(
+        &mut self,
+        tps: &[Tp],
+        timestamp: i64,
+    ) -> Result<std::collections::HashMap<Tp, Result<Option<i64>>>> {
+        self.runtime
+            .block_on(self.client.list_offsets(tps, timestamp))
     }
 
     /// Turns the client into a consumer's fetcher.

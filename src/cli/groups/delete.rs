@@ -4,20 +4,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::logs::{Logs, Tp};
+use super::logs::Tp;
 use super::reset::{TopicArg, parse_topic_arg};
+use super::source::{OffsetDeletion, Source, exception};
 use super::{Opts, emit, pad};
 use crate::cli::{CliError, usage};
 use crate::local::group::TopicPartition;
-use crate::local::{LocalError, LogDir};
 
-const GROUP_NOT_FOUND: &str = "The group id does not exist.";
-const GROUP_NOT_FOUND_EXCEPTION: &str =
-    "org.apache.kafka.common.errors.GroupIdNotFoundException: The group id does not exist.";
-const GROUP_NOT_EMPTY_EXCEPTION: &str =
-    "org.apache.kafka.common.errors.GroupNotEmptyException: The group is not empty.";
-const UNKNOWN_PARTITION_EXCEPTION: &str = "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this topic-partition.";
-const SUBSCRIBED_EXCEPTION: &str = "org.apache.kafka.common.errors.GroupSubscribedToTopicException";
+/// UNKNOWN_TOPIC_OR_PARTITION.
+const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
 
 fn quoted_list(groups: &[String]) -> String {
     groups
@@ -27,27 +22,21 @@ fn quoted_list(groups: &[String]) -> String {
         .join(", ")
 }
 
-pub(super) fn delete_groups(dir: &LogDir, o: &Opts) -> Result<(), CliError> {
-    let store = dir.groups();
+pub(super) fn delete_groups(src: &mut Source, o: &Opts) -> Result<(), CliError> {
     let ids: BTreeSet<String> = if o.has("all-groups") {
-        store.list()?.into_iter().collect()
+        src.group_ids()?.into_iter().collect()
     } else {
         o.groups().into_iter().map(str::to_string).collect()
     };
     let mut deleted = Vec::new();
     let mut failed = Vec::new();
     for id in ids {
-        let why = match store.delete_group(&id) {
+        let why = match src.delete_group(&id)? {
             Ok(()) => {
                 deleted.push(id);
                 continue;
             }
-            Err(LocalError::GroupNotFound(_)) => GROUP_NOT_FOUND_EXCEPTION.to_string(),
-            Err(LocalError::GroupNotEmpty { .. }) => GROUP_NOT_EMPTY_EXCEPTION.to_string(),
-            Err(LocalError::Invalid(msg)) => {
-                format!("org.apache.kafka.common.errors.InvalidGroupIdException: {msg}")
-            }
-            Err(e) => return Err(e.into()),
+            Err(why) => why,
         };
         failed.push(format!("* Group '{id}' could not be deleted due to: {why}"));
     }
@@ -74,53 +63,51 @@ pub(super) fn delete_groups(dir: &LogDir, o: &Opts) -> Result<(), CliError> {
 /// a topic that could not be described (printed as `-`).
 type Outcomes = BTreeMap<Tp, Option<String>>;
 
-pub(super) fn delete_offsets(dir: &LogDir, o: &Opts) -> Result<(), CliError> {
+pub(super) fn delete_offsets(src: &mut Source, o: &Opts) -> Result<(), CliError> {
     let group = match o.groups().as_slice() {
         [one] => one.to_string(),
         _ => return usage("Found multiple arguments for option group, but you asked for only one"),
     };
-    let mut logs = Logs::new(dir);
     let mut outcomes = Outcomes::new();
     let mut requested = BTreeSet::new();
     for arg in o.values("topic") {
         match parse_topic_arg(arg)? {
             TopicArg::Partitions(tps) => requested.extend(tps),
-            TopicArg::Whole(topic) => match logs.partitions(&topic)? {
+            TopicArg::Whole(topic) => match src.partitions(&topic)? {
                 Some(n) => requested.extend((0..i64::from(n)).map(|p| (topic.clone(), p))),
                 None => {
-                    outcomes.insert((topic, -1), Some(UNKNOWN_PARTITION_EXCEPTION.to_string()));
+                    outcomes.insert((topic, -1), Some(exception(UNKNOWN_TOPIC_OR_PARTITION)));
                 }
             },
         }
     }
     let mut valid: Vec<TopicPartition> = Vec::new();
     for tp in requested {
-        if logs.exists(&tp)? {
+        if src.exists(&tp)? {
             valid.push((tp.0.clone(), tp.1 as u32));
         } else {
-            outcomes.insert(tp, Some(UNKNOWN_PARTITION_EXCEPTION.to_string()));
+            outcomes.insert(tp, Some(exception(UNKNOWN_TOPIC_OR_PARTITION)));
         }
     }
-    let top = match dir.groups().delete_offsets(&group, &valid) {
-        Ok(results) => {
+    let top = match src.delete_offsets(&group, &valid)? {
+        OffsetDeletion::Done(results) => {
             for ((t, p), r) in results {
-                let r = r.err().map(|msg| format!("{SUBSCRIBED_EXCEPTION}: {msg}"));
-                outcomes.insert((t, i64::from(p)), r);
+                outcomes.insert((t, i64::from(p)), r.err());
             }
             None
         }
-        Err(LocalError::GroupNotFound(_)) => {
+        OffsetDeletion::Failed { message, exception } => {
             for (t, p) in valid {
-                outcomes.insert(
-                    (t, i64::from(p)),
-                    Some(GROUP_NOT_FOUND_EXCEPTION.to_string()),
-                );
+                outcomes.insert((t, i64::from(p)), Some(exception.clone()));
             }
-            Some(GROUP_NOT_FOUND)
+            Some(message)
         }
-        Err(e) => return Err(e.into()),
     };
-    let partition_error = outcomes.values().any(Option::is_some);
+    // A topic that could not be described (partition -1) is shown but, as in Kafka, is not a
+    // partition-level error of the request.
+    let partition_error = outcomes
+        .iter()
+        .any(|((_, p), outcome)| *p >= 0 && outcome.is_some());
     if top.is_none() && !partition_error {
         emit(&format!(
             "Request succeeded for deleting offsets from group {group}.\n"

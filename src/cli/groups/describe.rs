@@ -24,37 +24,34 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::logs::Logs;
 use super::output::{self, Format};
+use super::source::{Group, Member, Source};
 use super::{Opts, emit, failed, pad};
 use crate::cli::CliError;
-use crate::local::LogDir;
-use crate::local::group::{GroupDescription, GroupState, MemberDescription, TopicPartition};
-use crate::local::logdir::LOCAL_NODE_ID;
+use crate::local::group::TopicPartition;
 
 /// Kafka's `MISSING_COLUMN_VALUE`.
 const MISSING: &str = "-";
 
-pub(super) fn run(dir: &LogDir, o: &Opts) -> Result<(), CliError> {
-    let groups = describe_all(dir, o)?;
+pub(super) fn run(src: &mut Source, o: &Opts) -> Result<(), CliError> {
+    let groups = describe_all(src, o)?;
     let verbose = o.has("verbose");
-    let mut logs = Logs::new(dir);
     if o.format != Format::Text {
         return if o.has("members") {
             members_doc(&groups, o.format)
         } else if o.has("state") {
-            state_doc(dir, &groups, o.format)
+            state_doc(&groups, o.format)
         } else {
-            offsets_doc(&mut logs, &groups, o.format)
+            offsets_doc(src, &groups, o.format)
         };
     }
     for d in &groups {
         if o.has("members") {
             members_view(d, verbose)?;
         } else if o.has("state") {
-            state_view(dir, d, verbose)?;
+            state_view(d, verbose)?;
         } else {
-            offsets_view(&mut logs, d, verbose)?;
+            offsets_view(src, d, verbose)?;
         }
     }
     Ok(())
@@ -62,17 +59,16 @@ pub(super) fn run(dir: &LogDir, o: &Opts) -> Result<(), CliError> {
 
 /// The groups named by `--group` (or every group with `--all-groups`), sorted and described;
 /// Kafka's `GroupIdNotFoundException` if one does not exist.
-fn describe_all(dir: &LogDir, o: &Opts) -> Result<Vec<GroupDescription>, CliError> {
-    let store = dir.groups();
+fn describe_all(src: &mut Source, o: &Opts) -> Result<Vec<Group>, CliError> {
     let all = o.has("all-groups");
     let ids: BTreeSet<String> = if all {
-        store.list()?.into_iter().collect()
+        src.group_ids()?.into_iter().collect()
     } else {
         o.groups().into_iter().map(str::to_string).collect()
     };
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
-        match store.describe(&id)? {
+        match src.describe(&id)? {
             Some(d) => out.push(d),
             None if all => {} // deleted since the listing
             None => {
@@ -86,44 +82,41 @@ fn describe_all(dir: &LogDir, o: &Opts) -> Result<Vec<GroupDescription>, CliErro
 }
 
 /// Kafka's `maybePrintEmptyGroupState`: the state notices on stderr; whether to print the table.
-fn state_notice(d: &GroupDescription, rows: usize) -> bool {
-    match d.state {
-        GroupState::Empty => eprintln!("\nConsumer group '{}' has no active members.", d.group_id),
-        GroupState::PreparingRebalance => {
+fn state_notice(d: &Group, rows: usize) -> bool {
+    match d.state.as_str() {
+        "Empty" => eprintln!("\nConsumer group '{}' has no active members.", d.group_id),
+        "PreparingRebalance" | "CompletingRebalance" | "Assigning" | "Reconciling" => {
             eprintln!("\nWarning: Consumer group '{}' is rebalancing.", d.group_id)
         }
-        GroupState::Dead => eprintln!("Error: Consumer group '{}' does not exist.", d.group_id),
-        GroupState::Stable => {}
+        "Dead" => eprintln!("Error: Consumer group '{}' does not exist.", d.group_id),
+        _ => {}
     }
-    d.state != GroupState::Dead && rows > 0
+    d.state != "Dead" && rows > 0
 }
 
 /// Kafka prints hosts as `InetAddress.toString()`, `/<address>`; the embedded log has the
 /// machine's name instead of an address.
-fn host(m: &MemberDescription) -> String {
+fn host(m: &Member) -> String {
     format!("/{}", m.host)
 }
 
 /// One row of the offsets view.
 struct OffsetRow<'a> {
     tp: &'a TopicPartition,
-    owner: Option<&'a MemberDescription>,
+    owner: Option<&'a Member>,
     end: Option<i64>,
 }
 
 /// Members with partitions (most partitions first), then committed partitions nobody owns;
 /// each block sorted by topic and partition.
-fn offset_rows<'a>(
-    logs: &mut Logs,
-    d: &'a GroupDescription,
-) -> Result<Vec<OffsetRow<'a>>, CliError> {
-    let mut owners: Vec<&MemberDescription> = d
+fn offset_rows<'a>(src: &mut Source, d: &'a Group) -> Result<Vec<OffsetRow<'a>>, CliError> {
+    let mut owners: Vec<&Member> = d
         .members
         .iter()
         .filter(|m| !m.assignment.is_empty())
         .collect();
     owners.sort_by_key(|m| std::cmp::Reverse(m.assignment.len()));
-    let mut rows: Vec<(&TopicPartition, Option<&MemberDescription>)> = Vec::new();
+    let mut rows: Vec<(&TopicPartition, Option<&Member>)> = Vec::new();
     let mut owned = BTreeSet::new();
     for m in owners {
         for tp in &m.assignment {
@@ -134,16 +127,21 @@ fn offset_rows<'a>(
     for tp in d.offsets.keys().filter(|tp| !owned.contains(tp)) {
         rows.push((tp, None));
     }
+    let tps: Vec<(String, i64)> = rows
+        .iter()
+        .map(|(tp, _)| (tp.0.clone(), i64::from(tp.1)))
+        .collect();
+    src.load_ends(&tps)?;
     rows.into_iter()
         .map(|(tp, owner)| {
-            let end = logs.end(&(tp.0.clone(), i64::from(tp.1)))?;
+            let end = src.end(&(tp.0.clone(), i64::from(tp.1)))?;
             Ok(OffsetRow { tp, owner, end })
         })
         .collect()
 }
 
-fn offsets_view(logs: &mut Logs, d: &GroupDescription, verbose: bool) -> Result<(), CliError> {
-    let rows = offset_rows(logs, d)?;
+fn offsets_view(src: &mut Source, d: &Group, verbose: bool) -> Result<(), CliError> {
+    let rows = offset_rows(src, d)?;
     if !state_notice(d, rows.len()) {
         return Ok(());
     }
@@ -177,7 +175,7 @@ fn offsets_view(logs: &mut Logs, d: &GroupDescription, verbose: bool) -> Result<
     emit(&text)
 }
 
-fn offset_cells(d: &GroupDescription, r: &OffsetRow, verbose: bool) -> Vec<String> {
+fn offset_cells(d: &Group, r: &OffsetRow, verbose: bool) -> Vec<String> {
     let committed = d.offsets.get(r.tp);
     let opt = |v: Option<i64>| v.map_or(MISSING.to_string(), |v| v.to_string());
     let current = committed.map(|c| c.offset);
@@ -238,26 +236,29 @@ fn assignment_text(tps: &[TopicPartition]) -> String {
         .join(";")
 }
 
-fn members_view(d: &GroupDescription, verbose: bool) -> Result<(), CliError> {
+fn members_view(d: &Group, verbose: bool) -> Result<(), CliError> {
     state_notice(d, d.members.len());
+    // GROUP-INSTANCE-ID only when some member is static, as in Kafka.
+    let with_instance = d.members.iter().any(|m| m.instance_id.is_some());
+    let opt = |v: Option<i32>| v.map_or(MISSING.to_string(), |v| v.to_string());
     let rows: Vec<Vec<String>> = d
         .members
         .iter()
         .map(|m| {
-            let mut row = vec![
-                d.group_id.clone(),
-                m.member_id.clone(),
-                host(m),
-                m.client_id.clone(),
-                m.assignment.len().to_string(),
-            ];
+            let mut row = vec![d.group_id.clone(), m.member_id.clone()];
+            if with_instance {
+                row.push(m.instance_id.clone().unwrap_or_else(|| MISSING.to_string()));
+            }
+            row.extend([host(m), m.client_id.clone(), m.assignment.len().to_string()]);
             if verbose {
                 // Epochs and targets are Kafka's `-` for classic groups.
                 row.extend([
-                    MISSING.to_string(),
+                    opt(m.epoch),
                     assignment_text(&m.assignment),
-                    MISSING.to_string(),
-                    MISSING.to_string(),
+                    opt(m.epoch.and(d.target_epoch)),
+                    m.target
+                        .as_deref()
+                        .map_or(MISSING.to_string(), assignment_text),
                 ]);
             }
             row
@@ -265,16 +266,17 @@ fn members_view(d: &GroupDescription, verbose: bool) -> Result<(), CliError> {
         .collect();
     let col_max =
         |i: usize, min: usize| rows.iter().map(|r| r[i].len()).max().unwrap_or(0).max(min);
-    let mut widths = vec![
-        col_max(0, 15),
-        col_max(1, 15),
-        col_max(2, 15),
-        col_max(3, 15),
-        15,
-    ];
-    let mut header = vec!["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"];
+    let mut header = vec!["GROUP", "CONSUMER-ID"];
+    let mut widths = vec![col_max(0, 15), col_max(1, 15)];
+    if with_instance {
+        header.push("GROUP-INSTANCE-ID");
+        widths.push(col_max(2, 17));
+    }
+    let base = header.len() + 3;
+    header.extend(["HOST", "CLIENT-ID", "#PARTITIONS"]);
+    widths.extend([col_max(base - 3, 15), col_max(base - 2, 15), 15]);
     if verbose {
-        widths.extend([15, col_max(6, 20), 15, col_max(8, 20)]);
+        widths.extend([15, col_max(base + 1, 20), 15, col_max(base + 3, 20)]);
         header.extend([
             "CURRENT-EPOCH",
             "CURRENT-ASSIGNMENT",
@@ -283,46 +285,42 @@ fn members_view(d: &GroupDescription, verbose: bool) -> Result<(), CliError> {
         ]);
     }
     let header: Vec<String> = header.into_iter().map(String::from).collect();
-    let mut text = format!("\n{}\n", members_line(&header, &widths));
+    let mut text = format!("\n{}\n", members_line(&header, &widths, base));
     for row in &rows {
-        text.push_str(&members_line(row, &widths));
+        text.push_str(&members_line(row, &widths, base));
         text.push('\n');
     }
-    text.push('\n');
     emit(&text)
 }
 
-/// Kafka's members format: every column padded, with a space after #PARTITIONS and none at the
-/// very end.
-fn members_line(fields: &[String], widths: &[usize]) -> String {
-    let (base, extra) = fields.split_at(5.min(fields.len()));
-    let mut line = join_padded(base, &widths[..base.len()]);
+/// Kafka's members format: every column padded, with a space after #PARTITIONS (the first
+/// `base` columns) and none at the very end.
+fn members_line(fields: &[String], widths: &[usize], base: usize) -> String {
+    let (first, extra) = fields.split_at(base.min(fields.len()));
+    let mut line = join_padded(first, &widths[..first.len()]);
     line.push(' ');
     if !extra.is_empty() {
-        line.push_str(&join_padded(extra, &widths[5..]));
+        line.push_str(&join_padded(extra, &widths[base..]));
     }
     line
 }
 
-fn state_view(dir: &LogDir, d: &GroupDescription, verbose: bool) -> Result<(), CliError> {
+fn state_view(d: &Group, verbose: bool) -> Result<(), CliError> {
     state_notice(d, 1);
-    let coordinator = format!("{}  ({LOCAL_NODE_ID})", dir.root().display());
-    let strategy = if d.members.is_empty() {
-        MISSING
-    } else {
-        d.protocol
-    };
+    let coordinator = format!("{}  ({})", d.coordinator.1, d.coordinator.0);
+    let strategy = d.protocol.as_deref().unwrap_or(MISSING);
+    let opt = |v: Option<i32>| v.map_or(MISSING.to_string(), |v| v.to_string());
     let mut header = vec!["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE"];
     let mut row = vec![
         d.group_id.clone(),
         coordinator.clone(),
         strategy.to_string(),
-        d.state.name().to_string(),
+        d.state.clone(),
     ];
     let mut widths = vec![d.group_id.len().max(15), coordinator.len().max(25), 20, 20];
     if verbose {
         header.extend(["GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH"]);
-        row.extend([MISSING.to_string(), MISSING.to_string()]);
+        row.extend([opt(d.group_epoch), opt(d.target_epoch)]);
         widths.extend([15, 25]);
     }
     header.push("#MEMBERS");
@@ -347,7 +345,7 @@ struct Doc<T> {
 #[serde(rename_all = "camelCase")]
 struct GroupOffsets<'a> {
     group: &'a str,
-    state: &'static str,
+    state: &'a str,
     partitions: Vec<PartitionOffset<'a>>,
     total_lag: i64,
 }
@@ -367,7 +365,7 @@ struct PartitionOffset<'a> {
     client_id: Option<&'a str>,
 }
 
-fn partition_offset<'a>(d: &'a GroupDescription, r: &OffsetRow<'a>) -> PartitionOffset<'a> {
+fn partition_offset<'a>(d: &'a Group, r: &OffsetRow<'a>) -> PartitionOffset<'a> {
     let committed = d.offsets.get(r.tp);
     let current = committed.map(|c| c.offset).filter(|c| *c != -1);
     PartitionOffset {
@@ -383,22 +381,18 @@ fn partition_offset<'a>(d: &'a GroupDescription, r: &OffsetRow<'a>) -> Partition
     }
 }
 
-fn offsets_doc(
-    logs: &mut Logs,
-    groups: &[GroupDescription],
-    format: Format,
-) -> Result<(), CliError> {
+fn offsets_doc(src: &mut Source, groups: &[Group], format: Format) -> Result<(), CliError> {
     let mut docs = Vec::with_capacity(groups.len());
     let mut text = String::new();
     for d in groups {
-        let rows = offset_rows(logs, d)?;
+        let rows = offset_rows(src, d)?;
         let show = state_notice(d, rows.len());
         let partitions: Vec<PartitionOffset> =
             rows.iter().map(|r| partition_offset(d, r)).collect();
         let total_lag = partitions.iter().filter_map(|p| p.lag).sum();
         let doc = GroupOffsets {
             group: &d.group_id,
-            state: d.state.name(),
+            state: &d.state,
             partitions,
             total_lag,
         };
@@ -473,7 +467,7 @@ fn offsets_table(g: &GroupOffsets) -> String {
 #[derive(Serialize)]
 struct GroupMembers<'a> {
     group: &'a str,
-    state: &'static str,
+    state: &'a str,
     members: Vec<MemberDoc<'a>>,
 }
 
@@ -493,7 +487,7 @@ struct TopicPartitionDoc<'a> {
     partition: u32,
 }
 
-fn members_doc(groups: &[GroupDescription], format: Format) -> Result<(), CliError> {
+fn members_doc(groups: &[Group], format: Format) -> Result<(), CliError> {
     let mut docs = Vec::with_capacity(groups.len());
     for d in groups {
         state_notice(d, d.members.len());
@@ -520,7 +514,7 @@ fn members_doc(groups: &[GroupDescription], format: Format) -> Result<(), CliErr
             .collect();
         docs.push(GroupMembers {
             group: &d.group_id,
-            state: d.state.name(),
+            state: &d.state,
             members,
         });
     }
@@ -564,30 +558,30 @@ fn members_doc(groups: &[GroupDescription], format: Format) -> Result<(), CliErr
 struct GroupStateDoc<'a> {
     group: &'a str,
     coordinator: Coordinator,
-    assignment_strategy: Option<&'static str>,
-    state: &'static str,
+    assignment_strategy: Option<&'a str>,
+    state: &'a str,
     members: usize,
 }
 
-/// The group coordinator: the embedded log's node id and directory.
+/// The group coordinator: its node id and `host:port` (the embedded log: its directory).
 #[derive(Serialize)]
 struct Coordinator {
     id: i32,
     host: String,
 }
 
-fn state_doc(dir: &LogDir, groups: &[GroupDescription], format: Format) -> Result<(), CliError> {
+fn state_doc(groups: &[Group], format: Format) -> Result<(), CliError> {
     let mut docs = Vec::with_capacity(groups.len());
     for d in groups {
         state_notice(d, 1);
         docs.push(GroupStateDoc {
             group: &d.group_id,
             coordinator: Coordinator {
-                id: LOCAL_NODE_ID,
-                host: dir.root().display().to_string(),
+                id: d.coordinator.0,
+                host: d.coordinator.1.clone(),
             },
-            assignment_strategy: (!d.members.is_empty()).then_some(d.protocol),
-            state: d.state.name(),
+            assignment_strategy: d.protocol.as_deref(),
+            state: &d.state,
             members: d.members.len(),
         });
     }

@@ -1,6 +1,7 @@
 //! `--list`: group ids one per line (sorted; Kafka prints the brokers' order), or with
 //! `--state [list]` / `--type [list]` Kafka's GROUP / TYPE / STATE table. Every group on the
-//! embedded log has type `Classic`.
+//! embedded log has type `Classic`; on a cluster, groups of the new consumer protocol
+//! (KIP-848) are `Consumer`.
 //!
 //! `--output json` prints `{"groups":[{"group":"g","type":"Classic","state":"Stable"}]}` and
 //! `--output table` a GROUP / TYPE / STATE table: both always carry type and state, and apply
@@ -9,9 +10,9 @@
 use serde::Serialize;
 
 use super::output::{self, Format};
+use super::source::{Listed, Source};
 use super::{Opts, emit, java_split, pad};
 use crate::cli::{CliError, usage};
-use crate::local::LogDir;
 
 /// The states Kafka accepts in `--state` (its set order).
 const VALID_STATES: [&str; 7] = [
@@ -27,51 +28,41 @@ const VALID_STATES: [&str; 7] = [
 /// The types Kafka accepts in `--type`.
 const VALID_TYPES: [&str; 2] = ["Classic", "Consumer"];
 
-/// The type of every group on the embedded log.
-const LOCAL_TYPE: &str = "Classic";
-
-pub(super) fn run(dir: &LogDir, o: &Opts) -> Result<(), CliError> {
+pub(super) fn run(src: &mut Source, o: &Opts) -> Result<(), CliError> {
     let with_type = o.has("type");
     let with_state = o.has("state");
-    let store = dir.groups();
+    let listed = src.list()?;
     if o.format == Format::Text && !with_type && !with_state {
         let mut text = String::new();
-        for group in store.list()? {
-            text.push_str(&group);
+        for l in &listed {
+            text.push_str(&l.group);
             text.push('\n');
         }
         return emit(&text);
     }
     let types = parse_filter(o.value("type"), &VALID_TYPES, "types", "types")?;
     let states = parse_filter(o.value("state"), &VALID_STATES, "state", "states")?;
-    let mut rows = Vec::new();
-    for group in store.list()? {
-        let Some(d) = store.describe(&group)? else {
-            continue; // deleted since the listing
-        };
-        let state = d.state.name();
-        let type_ok = types.is_empty() || types.contains(&LOCAL_TYPE);
-        let state_ok = states.is_empty() || states.contains(&state);
-        if type_ok && state_ok {
-            rows.push((group, state));
-        }
-    }
+    let rows: Vec<Listed> = listed
+        .into_iter()
+        .filter(|l| types.is_empty() || types.contains(&l.kind))
+        .filter(|l| states.is_empty() || states.iter().any(|s| *s == l.state))
+        .collect();
     match o.format {
         Format::Text => emit(&table(&rows, with_type, with_state)),
         Format::Json => output::json(&ListDoc {
             groups: rows
                 .iter()
-                .map(|(group, state)| ListedGroup {
-                    group,
-                    r#type: LOCAL_TYPE,
-                    state,
+                .map(|l| ListedGroup {
+                    group: &l.group,
+                    r#type: l.kind,
+                    state: &l.state,
                 })
                 .collect(),
         }),
         Format::Table => {
             let mut t = output::table(&["GROUP", "TYPE", "STATE"], &[]);
-            for (group, state) in &rows {
-                t.add_row(vec![group.as_str(), LOCAL_TYPE, state]);
+            for l in &rows {
+                t.add_row(vec![l.group.as_str(), l.kind, &l.state]);
             }
             emit(&output::render(&t))
         }
@@ -87,7 +78,7 @@ struct ListDoc<'a> {
 #[derive(Serialize)]
 struct ListedGroup<'a> {
     group: &'a str,
-    r#type: &'static str,
+    r#type: &'a str,
     state: &'a str,
 }
 
@@ -130,8 +121,13 @@ fn canonical(name: &str) -> Option<&'static str> {
 }
 
 /// Kafka's `printGroupInfo`: GROUP padded to max(15, longest) + 10, then ` %-20s` columns.
-fn table(rows: &[(String, &str)], with_type: bool, with_state: bool) -> String {
-    let width = rows.iter().map(|r| r.0.len().max(15)).max().unwrap_or(15) + 10;
+fn table(rows: &[Listed], with_type: bool, with_state: bool) -> String {
+    let width = rows
+        .iter()
+        .map(|r| r.group.len().max(15))
+        .max()
+        .unwrap_or(15)
+        + 10;
     let line = |group: &str, kind: &str, state: &str| {
         let mut l = pad(group, width);
         if with_type {
@@ -146,8 +142,8 @@ fn table(rows: &[(String, &str)], with_type: bool, with_state: bool) -> String {
         l
     };
     let mut text = line("GROUP", "TYPE", "STATE");
-    for (group, state) in rows {
-        text.push_str(&line(group, LOCAL_TYPE, state));
+    for l in rows {
+        text.push_str(&line(&l.group, l.kind, &l.state));
     }
     text
 }
@@ -188,7 +184,11 @@ mod tests {
 
     #[test]
     fn table_widths() {
-        let rows = vec![("my-group".to_string(), "Stable")];
+        let rows = vec![Listed {
+            group: "my-group".to_string(),
+            kind: "Classic",
+            state: "Stable".to_string(),
+        }];
         let t = table(&rows, false, true);
         assert_eq!(
             t,

@@ -1,9 +1,10 @@
-//! `kafka-consumer-groups` on the embedded log (Kafka's `ConsumerGroupCommand`): list, describe,
-//! delete and reset consumer groups, delete their offsets, validate a regex.
+//! `kafka-consumer-groups` (Kafka's `ConsumerGroupCommand`) on the embedded log or a cluster:
+//! list, describe, delete and reset consumer groups, delete their offsets, validate a regex.
 //!
 //! - [`validate`]: Kafka's option checks, in its order, with its messages.
 //! - [`list`], [`describe`], [`reset`], [`delete`]: one module per action.
-//! - [`logs`]: partition counts and log start/end offsets, cached per run.
+//! - [`source`]: the embedded log or a cluster behind one face (groups, partitions, offsets).
+//! - [`logs`]: the embedded log's partition counts and log start/end offsets, cached per run.
 //! - [`plan_file`]: the reset plan CSV (`--export`, `--from-file`).
 //! - [`time`]: `--to-datetime` and `--by-duration` parsing.
 //! - [`output`]: `--output text|json|table` for list, describe and the reset plan.
@@ -19,6 +20,7 @@ mod logs;
 mod output;
 mod plan_file;
 mod reset;
+mod source;
 mod time;
 mod validate;
 
@@ -29,8 +31,8 @@ use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use super::{CliError, connection_args, open_backend, properties, run_tool};
-use crate::backend::{Backend, BackendError};
-use crate::local::LogDir;
+use crate::backend::Backend;
+use source::Source;
 
 /// The one-line description Kafka prints with its usage.
 const ABOUT: &str = "This tool helps to list all consumer groups, describe a consumer group, delete consumer group info, or reset consumer group offsets.";
@@ -241,28 +243,29 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     if action == "validate-regex" {
         return validate_regex(o.value("validate-regex").unwrap_or(""));
     }
-    let command_config = match o.value("command-config") {
+    let mut command_config = match o.value("command-config") {
         Some(path) => Some(properties::load_file(path.as_ref())?),
         None => None,
     };
-    let dir = match open_backend(m, command_config.as_ref())? {
-        Backend::Local(dir) => dir,
-        Backend::Remote(_) => {
-            return Err(
-                BackendError::RemoteUnsupported("kafka-consumer-groups".to_string()).into(),
-            );
-        }
-    };
-    dispatch(&dir, &o, action)
+    // Kafka's --timeout bounds each admin call; on a cluster it is the request timeout.
+    if let Some(ms) = o.long("timeout").filter(|ms| *ms > 0) {
+        command_config
+            .get_or_insert_with(Default::default)
+            .insert("request.timeout.ms".to_string(), ms.to_string());
+    }
+    match open_backend(m, command_config.as_ref())? {
+        Backend::Local(dir) => dispatch(&mut Source::local(&dir), &o, action),
+        Backend::Remote(mut cluster) => dispatch(&mut Source::remote(&mut cluster), &o, action),
+    }
 }
 
-fn dispatch(dir: &LogDir, o: &Opts, action: &str) -> Result<(), CliError> {
+fn dispatch(src: &mut Source, o: &Opts, action: &str) -> Result<(), CliError> {
     match action {
-        "list" => list::run(dir, o),
-        "describe" => describe::run(dir, o),
-        "delete" => delete::delete_groups(dir, o),
-        "delete-offsets" => delete::delete_offsets(dir, o),
-        _ => reset::run(dir, o),
+        "list" => list::run(src, o),
+        "describe" => describe::run(src, o),
+        "delete" => delete::delete_groups(src, o),
+        "delete-offsets" => delete::delete_offsets(src, o),
+        _ => reset::run(src, o),
     }
 }
 

@@ -14,14 +14,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::logs::{Logs, Tp, tp_name};
+use super::logs::{Tp, tp_name};
 use super::output::{self, Format};
 use super::plan_file::{self, Plans};
+use super::source::Source;
 use super::time::{millis_before_now, parse_datetime, parse_duration};
 use super::{Opts, SCENARIOS, emit, failed, java_split, pad};
 use crate::cli::{CliError, usage};
-use crate::local::LogDir;
-use crate::local::group::{CommittedOffset, GroupState, TopicPartition};
+use crate::local::group::{CommittedOffset, TopicPartition};
 
 /// A group's committed offsets.
 type Committed = BTreeMap<TopicPartition, CommittedOffset>;
@@ -29,24 +29,21 @@ type Committed = BTreeMap<TopicPartition, CommittedOffset>;
 /// Kafka's message for a topic (without partitions) that does not exist.
 const UNKNOWN_TOPIC: &str = "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this topic-partition.";
 
-pub(super) fn run(dir: &LogDir, o: &Opts) -> Result<(), CliError> {
-    let store = dir.groups();
+pub(super) fn run(src: &mut Source, o: &Opts) -> Result<(), CliError> {
     let ids: BTreeSet<String> = if o.has("all-groups") {
-        store.list()?.into_iter().collect()
+        src.group_ids()?.into_iter().collect()
     } else {
         o.groups().into_iter().map(str::to_string).collect()
     };
-    let mut planner = Planner {
-        o,
-        logs: Logs::new(dir),
-        file: None,
-    };
+    let mut planner = Planner { o, src, file: None };
     let mut plans = Plans::new();
     let mut errors = Vec::new();
     for id in ids {
-        let described = store.describe(&id)?;
-        let state = described.as_ref().map_or(GroupState::Dead, |d| d.state);
-        if !matches!(state, GroupState::Empty | GroupState::Dead) {
+        let described = planner.src.describe(&id)?;
+        let state = described
+            .as_ref()
+            .map_or_else(|| "Dead".to_string(), |d| d.state.clone());
+        if !matches!(state.as_str(), "Empty" | "Dead") {
             errors.push(format!(
                 "Assignments can only be reset if the group '{id}' is inactive, but the current state is {state}."
             ));
@@ -68,7 +65,7 @@ pub(super) fn run(dir: &LogDir, o: &Opts) -> Result<(), CliError> {
     }
     let executed = !o.dry_run();
     if executed {
-        execute(dir, &plans)?;
+        execute(planner.src, &plans)?;
     }
     if o.format == Format::Json {
         return output::json(&plan_doc(&plans, executed));
@@ -87,8 +84,7 @@ pub(super) fn run(dir: &LogDir, o: &Opts) -> Result<(), CliError> {
 }
 
 /// Writes each group's plan (the store refuses a group that gained live members meanwhile).
-fn execute(dir: &LogDir, plans: &Plans) -> Result<(), CliError> {
-    let store = dir.groups();
+fn execute(src: &mut Source, plans: &Plans) -> Result<(), CliError> {
     for (group, plan) in plans {
         if plan.is_empty() {
             continue;
@@ -97,7 +93,7 @@ fn execute(dir: &LogDir, plans: &Plans) -> Result<(), CliError> {
             .iter()
             .map(|((t, p), o)| ((t.clone(), *p as u32), *o))
             .collect();
-        store.reset_offsets(group, &offsets)?;
+        src.reset_offsets(group, &offsets)?;
     }
     Ok(())
 }
@@ -219,10 +215,10 @@ pub(super) fn parse_topic_arg(arg: &str) -> Result<TopicArg, CliError> {
 }
 
 /// Kafka's `The partitions "t-5,t-6" do not exist` unless every partition exists.
-fn require_existing(logs: &mut Logs, tps: &BTreeSet<Tp>) -> Result<(), CliError> {
+fn require_existing(src: &mut Source, tps: &BTreeSet<Tp>) -> Result<(), CliError> {
     let mut missing = Vec::new();
     for tp in tps {
-        if !logs.exists(tp)? {
+        if !src.exists(tp)? {
             missing.push(tp_name(tp));
         }
     }
@@ -241,13 +237,13 @@ fn committed_offset(committed: &Committed, tp: &Tp) -> Option<i64> {
 }
 
 /// Computes new offsets for one group at a time; caches the plan file.
-struct Planner<'a, 'o> {
+struct Planner<'s, 'a, 'o> {
     o: &'o Opts<'o>,
-    logs: Logs<'a>,
+    src: &'s mut Source<'a>,
     file: Option<Plans>,
 }
 
-impl Planner<'_, '_> {
+impl Planner<'_, '_, '_> {
     /// The group's new offsets; `None` if `--from-file` has no rows for it.
     fn plan(
         &mut self,
@@ -255,7 +251,7 @@ impl Planner<'_, '_> {
         committed: &Committed,
     ) -> Result<Option<BTreeMap<Tp, i64>>, CliError> {
         let scope = self.scope(committed)?;
-        require_existing(&mut self.logs, &scope)?;
+        require_existing(self.src, &scope)?;
         let o = self.o;
         let mut plan = BTreeMap::new();
         if let Some(n) = o.long("to-offset") {
@@ -326,7 +322,7 @@ impl Planner<'_, '_> {
             match parse_topic_arg(arg)? {
                 TopicArg::Partitions(tps) => scope.extend(tps),
                 TopicArg::Whole(topic) => {
-                    let Some(n) = self.logs.partitions(&topic)? else {
+                    let Some(n) = self.src.partitions(&topic)? else {
                         return Err(failed(format!("{UNKNOWN_TOPIC} (--topic {topic})")));
                     };
                     scope.extend((0..i64::from(n)).map(|p| (topic.clone(), p)));
@@ -339,9 +335,9 @@ impl Planner<'_, '_> {
     /// The log start (`earliest`) or end, with Kafka's usage error if it cannot be found.
     fn bound(&mut self, tp: &Tp, earliest: bool) -> Result<i64, CliError> {
         let v = if earliest {
-            self.logs.start(tp)?
+            self.src.start(tp)?
         } else {
-            self.logs.end(tp)?
+            self.src.end(tp)?
         };
         let which = if earliest { "starting" } else { "ending" };
         v.map_or_else(
@@ -390,7 +386,7 @@ impl Planner<'_, '_> {
 
     /// The first offset at or after `ts`, else (with Kafka's warning) the log end.
     fn offset_for_time(&mut self, tp: &Tp, ts: i64) -> Result<i64, CliError> {
-        if let Some(offset) = self.logs.offset_for_time(tp, ts)? {
+        if let Some(offset) = self.src.offset_for_time(tp, ts)? {
             return Ok(offset);
         }
         eprintln!(
@@ -406,7 +402,7 @@ impl Planner<'_, '_> {
             Some(plan) => plan.clone(),
             None => return Ok(None),
         };
-        require_existing(&mut self.logs, &requested.keys().cloned().collect())?;
+        require_existing(self.src, &requested.keys().cloned().collect())?;
         let mut plan = BTreeMap::new();
         for (tp, n) in requested {
             let v = self.clamp(&tp, n)?;
