@@ -119,7 +119,44 @@ fn round_trip(server: &str, config: &str, password: &str, prefix: &str) -> Strin
     values.sort();
     assert_eq!(values, ["one", "three", "two"]);
 
-    for out in [&listed, &produced, &consumed] {
+    // A consumer group through the same listener: join, commit, and the group's offsets
+    // described by kafka-consumer-groups.
+    let group = format!("{topic}-group");
+    let in_group = kafkit("kafka-console-consumer", server)
+        .args([
+            "--command-config",
+            config,
+            "--topic",
+            &topic,
+            "--group",
+            &group,
+        ])
+        .args(["--from-beginning", "--max-messages", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        in_group.status.success(),
+        "consume in a group: {}",
+        text(&in_group.stderr)
+    );
+    assert_eq!(text(&in_group.stdout).lines().count(), 3);
+    let described = kafkit("kafka-consumer-groups", server)
+        .args(["--command-config", config, "--describe", "--group", &group])
+        .output()
+        .unwrap();
+    assert!(
+        described.status.success(),
+        "describe the group: {}",
+        text(&described.stderr)
+    );
+    let committed: i64 = text(&described.stdout)
+        .lines()
+        .filter(|l| l.contains(&topic))
+        .filter_map(|l| l.split_whitespace().nth(3)?.parse::<i64>().ok())
+        .sum();
+    assert_eq!(committed, 3, "{}", text(&described.stdout));
+
+    for out in [&listed, &produced, &consumed, &in_group, &described] {
         let all = text(&out.stdout) + &text(&out.stderr);
         assert!(!all.contains(password), "the password leaked: {all}");
     }
