@@ -23,7 +23,7 @@ _kafka__consumer__groups() {
 
     case "${cmd}" in
         kafka__consumer__groups)
-            opts="-h --list --describe --delete --reset-offsets --delete-offsets --validate-regex --group --all-groups --topic --all-topics --timeout --members --offsets --state --verbose --type --dry-run --execute --export --to-offset --to-earliest --to-latest --to-current --shift-by --to-datetime --by-duration --from-file --output --command-config --bootstrap-server --version --profile --log-dir --help"
+            opts="-h --list --describe --delete --reset-offsets --delete-offsets --validate-regex --group --all-groups --topic --all-topics --timeout --members --offsets --state --verbose --type --dry-run --execute --export --to-offset --to-earliest --to-latest --to-current --shift-by --to-datetime --by-duration --from-file --no-progress --output --command-config --bootstrap-server --version --profile --log-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

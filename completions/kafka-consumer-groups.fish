@@ -39,5 +39,6 @@ complete -c kafka-consumer-groups -l export -d 'Export the operation result to C
 complete -c kafka-consumer-groups -l to-earliest -d 'Reset offsets to earliest offset.'
 complete -c kafka-consumer-groups -l to-latest -d 'Reset offsets to latest offset.'
 complete -c kafka-consumer-groups -l to-current -d 'Reset offsets to current offset.'
+complete -c kafka-consumer-groups -l no-progress -d 'Do not draw progress on stderr for --reset-offsets (it is drawn only when stderr is a terminal).'
 complete -c kafka-consumer-groups -l version -d 'Print the Kafka version this tool mirrors and kafkit\'s version'
 complete -c kafka-consumer-groups -s h -l help -d 'Print help'

@@ -1472,3 +1472,47 @@ fn output_usage_errors() {
     // Nothing was changed.
     assert_eq!(committed(&k, "g"), owned(&[("t", 0, 0)]));
 }
+
+#[test]
+fn reset_progress_only_on_a_terminal() {
+    let k = Kafkit::new();
+    k.ok(
+        "kafka-topics",
+        &["--create", "--topic", "wide", "--partitions", "500"],
+        None,
+    );
+    let tool = assert_cmd::cargo::cargo_bin(G);
+    let under_pty = |extra: &str| {
+        let out = std::process::Command::new("script")
+            .arg("-qec")
+            .arg(format!(
+                "'{}' --reset-offsets --group g --topic wide --to-earliest --execute {extra}",
+                tool.display()
+            ))
+            .arg("/dev/null")
+            .env("KAFKIT_LOG_DIR", k.log_dir())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let screen = under_pty("");
+    assert!(screen.contains("/500 partitions"), "{screen:?}");
+    assert!(!under_pty("--no-progress").contains("partitions"));
+    // On a pipe stderr has nothing but the output.
+    let (code, stdout, stderr) = out_err(
+        &k,
+        &[
+            "--reset-offsets",
+            "--group",
+            "g",
+            "--topic",
+            "wide",
+            "--to-latest",
+            "--execute",
+        ],
+    );
+    assert_eq!(code, Some(0));
+    assert_eq!(stderr, "");
+    assert_eq!(stdout.lines().filter(|l| l.contains("wide")).count(), 500);
+}

@@ -1,6 +1,7 @@
 //! Progress on stderr for long runs (indicatif), only when stderr is a terminal and
 //! `--no-progress` was not given: records, bytes and rates such as `12.3k rec/s` and
-//! `1.2 MiB/s`, with a bar and ETA when the total is known.
+//! `1.2 MiB/s`, with a bar and ETA when the total is known; or a count of items such as the
+//! partitions of an offset reset ([`Counter`]).
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -26,6 +27,54 @@ pub struct Progress {
     last_draw: Instant,
     records: u64,
     bytes: u64,
+}
+
+/// A bar counting items of a known number (partitions of an offset reset), with an ETA; does
+/// nothing when disabled.
+pub struct Counter {
+    bar: Option<ProgressBar>,
+}
+
+impl Counter {
+    /// A bar for `total` items named `unit` (e.g. "partitions"), drawn at once when `enabled`.
+    pub fn new(enabled: bool, total: u64, unit: &str) -> Counter {
+        let bar = enabled.then(|| {
+            let bar = ProgressBar::new(total);
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+            let template =
+                format!("{{spinner}} [{{bar:30}}] {{pos}}/{{len}} {unit} {{msg}} ETA {{eta}}");
+            bar.set_style(
+                ProgressStyle::with_template(&template)
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner())
+                    .progress_chars("=> "),
+            );
+            bar.enable_steady_tick(REDRAW);
+            bar
+        });
+        Counter { bar }
+    }
+
+    /// Says what is being done now (e.g. "reading offsets", "committing").
+    pub fn stage(&self, what: &'static str) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(what);
+        }
+    }
+
+    /// Counts `n` more items done.
+    pub fn add(&self, n: u64) {
+        if let Some(bar) = &self.bar {
+            bar.inc(n);
+        }
+    }
+}
+
+impl Drop for Counter {
+    fn drop(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
 }
 
 /// Whether progress should be drawn: stderr is a terminal and `--no-progress` is absent.

@@ -164,6 +164,7 @@ fn reset_options(cmd: Command) -> Command {
             value("from-file", "path to CSV file", "Reset offsets to values defined in CSV file.")
                 .help_heading("Reset"),
         )
+        .arg(flag("no-progress", "Do not draw progress on stderr for --reset-offsets (it is drawn only when stderr is a terminal).", "Output"))
 }
 
 /// The clap definition of `kafka-consumer-groups`.

@@ -20,6 +20,7 @@ use super::plan_file::{self, Plans};
 use super::source::Source;
 use super::time::{millis_before_now, parse_datetime, parse_duration};
 use super::{Opts, SCENARIOS, emit, failed, java_split, pad};
+use crate::cli::progress::{self, Counter};
 use crate::cli::{CliError, usage};
 use crate::local::group::{CommittedOffset, TopicPartition};
 
@@ -65,7 +66,7 @@ pub(super) fn run(src: &mut Source, o: &Opts) -> Result<(), CliError> {
     }
     let executed = !o.dry_run();
     if executed {
-        execute(planner.src, &plans)?;
+        execute(planner.src, &plans, progress::wanted(o.has("no-progress")))?;
     }
     if o.format == Format::Json {
         return output::json(&plan_doc(&plans, executed));
@@ -84,7 +85,10 @@ pub(super) fn run(src: &mut Source, o: &Opts) -> Result<(), CliError> {
 }
 
 /// Writes each group's plan (the store refuses a group that gained live members meanwhile).
-fn execute(src: &mut Source, plans: &Plans) -> Result<(), CliError> {
+fn execute(src: &mut Source, plans: &Plans, show_progress: bool) -> Result<(), CliError> {
+    let total = plans.values().map(|p| p.len() as u64).sum();
+    let counter = Counter::new(show_progress, total, "partitions");
+    counter.stage("committed");
     for (group, plan) in plans {
         if plan.is_empty() {
             continue;
@@ -94,6 +98,7 @@ fn execute(src: &mut Source, plans: &Plans) -> Result<(), CliError> {
             .map(|((t, p), o)| ((t.clone(), *p as u32), *o))
             .collect();
         src.reset_offsets(group, &offsets)?;
+        counter.add(offsets.len() as u64);
     }
     Ok(())
 }
@@ -253,17 +258,26 @@ impl Planner<'_, '_, '_> {
         let scope = self.scope(committed)?;
         require_existing(self.src, &scope)?;
         let o = self.o;
+        // On a cluster each partition may cost a ListOffsets round trip: show how far along.
+        let counter = Counter::new(
+            progress::wanted(o.has("no-progress")),
+            scope.len() as u64,
+            "partitions",
+        );
+        counter.stage("planned");
         let mut plan = BTreeMap::new();
         if let Some(n) = o.long("to-offset") {
             for tp in scope {
                 let v = self.clamp(&tp, n)?;
                 plan.insert(tp, v);
+                counter.add(1);
             }
         } else if o.has("to-earliest") || o.has("to-latest") {
             let earliest = o.has("to-earliest");
             for tp in scope {
                 let v = self.bound(&tp, earliest)?;
                 plan.insert(tp, v);
+                counter.add(1);
             }
         } else if let Some(n) = o.long("shift-by") {
             for tp in scope {
@@ -275,11 +289,13 @@ impl Planner<'_, '_, '_> {
                 };
                 let v = self.clamp(&tp, current.saturating_add(n))?;
                 plan.insert(tp, v);
+                counter.add(1);
             }
         } else if let Some(ts) = self.timestamp()? {
             for tp in scope {
                 let v = self.offset_for_time(&tp, ts)?;
                 plan.insert(tp, v);
+                counter.add(1);
             }
         } else if o.has("from-file") {
             return self.plan_from_file(group);
@@ -290,6 +306,7 @@ impl Planner<'_, '_, '_> {
                     None => self.bound(&tp, false)?,
                 };
                 plan.insert(tp, v);
+                counter.add(1);
             }
         } else {
             let list: Vec<String> = SCENARIOS.iter().map(|s| format!("[{s}]")).collect();
