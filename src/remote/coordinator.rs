@@ -8,8 +8,15 @@
 
 use std::time::Duration;
 
-use kafka_protocol::messages::FindCoordinatorRequest;
+use std::collections::BTreeMap;
+
+use kafka_protocol::messages::offset_commit_request::{
+    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+};
+use kafka_protocol::messages::{FindCoordinatorRequest, GroupId, OffsetCommitRequest};
 use kafka_protocol::protocol::StrBytes;
+
+use super::admin::topic_name;
 
 use super::connection::{ClientConfig, Connection, connect_broker};
 use super::error::{RemoteError, Result};
@@ -90,4 +97,45 @@ async fn locate(conn: &mut Connection, group: &str) -> Result<(i32, String, i32)
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(Duration::from_secs(1));
     }
+}
+
+/// A group id for a request.
+pub fn group_id(group: &str) -> GroupId {
+    GroupId(StrBytes::from_string(group.to_string()))
+}
+
+/// An OffsetCommit of `offsets` (topic, partition, next offset to read) for `group`: as a
+/// member (its generation and member id) or, with generation -1 and an empty member id, as an
+/// admin client does.
+pub fn commit_request<'a>(
+    group: &str,
+    generation: i32,
+    member_id: &str,
+    offsets: impl IntoIterator<Item = (&'a str, i32, i64)>,
+) -> OffsetCommitRequest {
+    let mut by_topic: BTreeMap<&str, Vec<OffsetCommitRequestPartition>> = BTreeMap::new();
+    for (topic, partition, offset) in offsets {
+        by_topic.entry(topic).or_default().push(
+            OffsetCommitRequestPartition::default()
+                .with_partition_index(partition)
+                .with_committed_offset(offset)
+                .with_committed_leader_epoch(-1)
+                .with_committed_metadata(Some(StrBytes::from_static_str(""))),
+        );
+    }
+    OffsetCommitRequest::default()
+        .with_group_id(group_id(group))
+        .with_generation_id_or_member_epoch(generation)
+        .with_member_id(StrBytes::from_string(member_id.to_string()))
+        .with_retention_time_ms(-1)
+        .with_topics(
+            by_topic
+                .into_iter()
+                .map(|(t, ps)| {
+                    OffsetCommitRequestTopic::default()
+                        .with_name(topic_name(t))
+                        .with_partitions(ps)
+                })
+                .collect(),
+        )
 }

@@ -11,15 +11,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
-use kafka_protocol::messages::offset_commit_request::{
-    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
-};
 use kafka_protocol::messages::offset_delete_request::{
     OffsetDeleteRequestPartition, OffsetDeleteRequestTopic,
 };
 use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestGroup;
 use kafka_protocol::messages::{
-    BrokerId, ConsumerGroupDescribeRequest, DeleteGroupsRequest, DescribeGroupsRequest, GroupId,
+    BrokerId, ConsumerGroupDescribeRequest, DeleteGroupsRequest, DescribeGroupsRequest,
     ListGroupsRequest, ListOffsetsRequest, OffsetCommitRequest, OffsetDeleteRequest,
     OffsetFetchRequest,
 };
@@ -28,7 +25,9 @@ use kafka_protocol::protocol::StrBytes;
 use super::admin::{Client, topic_name};
 use super::connection::{Connection, connect_broker};
 use super::consumer_protocol::decode_assignment;
-use super::coordinator::{Coordinator, find_coordinator, is_coordinator_error};
+use super::coordinator::{
+    Coordinator, commit_request, find_coordinator, group_id, is_coordinator_error,
+};
 use super::error::{RemoteError, Result};
 use super::fetch::Tp;
 
@@ -304,10 +303,6 @@ fn strs(values: &[String]) -> Vec<StrBytes> {
         .collect()
 }
 
-fn group_id(group: &str) -> GroupId {
-    GroupId(StrBytes::from_string(group.to_string()))
-}
-
 /// A request sent to a coordinator, repeatable after a coordinator error.
 trait AsyncCall<T> {
     async fn call(&mut self, conn: &mut Connection) -> Result<T>;
@@ -484,30 +479,12 @@ struct CommitCall<'a> {
 impl AsyncCall<Vec<(Tp, i16)>> for CommitCall<'_> {
     async fn call(&mut self, conn: &mut Connection) -> Result<Vec<(Tp, i16)>> {
         let version = conn.version::<OffsetCommitRequest>()?;
-        let mut by_topic: BTreeMap<&str, Vec<OffsetCommitRequestPartition>> = BTreeMap::new();
-        for ((t, p), o) in self.offsets {
-            by_topic.entry(t).or_default().push(
-                OffsetCommitRequestPartition::default()
-                    .with_partition_index(*p)
-                    .with_committed_offset(*o)
-                    .with_committed_leader_epoch(-1)
-                    .with_committed_metadata(Some(StrBytes::from_static_str(""))),
-            );
-        }
-        let request = OffsetCommitRequest::default()
-            .with_group_id(group_id(self.group))
-            .with_generation_id_or_member_epoch(-1)
-            .with_member_id(StrBytes::from_static_str(""))
-            .with_topics(
-                by_topic
-                    .into_iter()
-                    .map(|(t, ps)| {
-                        OffsetCommitRequestTopic::default()
-                            .with_name(topic_name(t))
-                            .with_partitions(ps)
-                    })
-                    .collect(),
-            );
+        let request = commit_request(
+            self.group,
+            -1,
+            "",
+            self.offsets.iter().map(|((t, p), o)| (t.as_str(), *p, *o)),
+        );
         let response = conn.send(&request, version).await?;
         let mut out = Vec::new();
         for t in response.topics {

@@ -20,23 +20,22 @@ use std::time::Duration;
 use kafka_protocol::messages::consumer_protocol_assignment::TopicPartition as AssignedTopic;
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_protocol::messages::leave_group_request::MemberIdentity;
-use kafka_protocol::messages::offset_commit_request::{
-    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
-};
 use kafka_protocol::messages::offset_fetch_request::{
     OffsetFetchRequestGroup, OffsetFetchRequestTopics,
 };
 use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
 use kafka_protocol::messages::{
-    ConsumerProtocolAssignment, ConsumerProtocolSubscription, GroupId, HeartbeatRequest,
-    JoinGroupRequest, LeaveGroupRequest, OffsetCommitRequest, OffsetFetchRequest, SyncGroupRequest,
-    TopicName,
+    ConsumerProtocolAssignment, ConsumerProtocolSubscription, HeartbeatRequest, JoinGroupRequest,
+    LeaveGroupRequest, OffsetCommitRequest, OffsetFetchRequest, SyncGroupRequest,
 };
 use kafka_protocol::protocol::StrBytes;
 
+use super::admin::topic_name;
 use super::connection::{ClientConfig, Connection, connect_broker};
 use super::consumer_protocol;
-use super::coordinator::{Coordinator, find_coordinator_with, is_coordinator_error};
+use super::coordinator::{
+    Coordinator, commit_request, find_coordinator_with, group_id, is_coordinator_error,
+};
 use super::error::{RemoteError, Result};
 use super::fetch::Fetcher;
 
@@ -178,31 +177,14 @@ impl GroupMember {
         if self.generation < 0 || positions.is_empty() {
             return Ok(());
         }
-        let mut by_topic: BTreeMap<&str, Vec<OffsetCommitRequestPartition>> = BTreeMap::new();
-        for ((topic, partition), offset) in positions {
-            by_topic.entry(topic).or_default().push(
-                OffsetCommitRequestPartition::default()
-                    .with_partition_index(*partition as i32)
-                    .with_committed_offset(*offset)
-                    .with_committed_leader_epoch(-1)
-                    .with_committed_metadata(Some(StrBytes::from_static_str(""))),
-            );
-        }
-        let request = OffsetCommitRequest::default()
-            .with_group_id(group_id(&self.settings.group_id))
-            .with_generation_id_or_member_epoch(self.generation)
-            .with_member_id(StrBytes::from_string(self.member_id.clone()))
-            .with_retention_time_ms(-1)
-            .with_topics(
-                by_topic
-                    .into_iter()
-                    .map(|(t, ps)| {
-                        OffsetCommitRequestTopic::default()
-                            .with_name(topic_name(t))
-                            .with_partitions(ps)
-                    })
-                    .collect(),
-            );
+        let request = commit_request(
+            &self.settings.group_id,
+            self.generation,
+            &self.member_id,
+            positions
+                .iter()
+                .map(|((t, p), o)| (t.as_str(), *p as i32, *o)),
+        );
         for _attempt in 0..3 {
             let conn = self.coordinator(fetcher).await?;
             let version = conn.version::<OffsetCommitRequest>()?;
@@ -606,14 +588,6 @@ fn is_connection_error(e: &RemoteError) -> bool {
 
 fn millis(d: Duration) -> i32 {
     i32::try_from(d.as_millis()).unwrap_or(i32::MAX)
-}
-
-fn group_id(id: &str) -> GroupId {
-    GroupId(StrBytes::from_string(id.to_string()))
-}
-
-fn topic_name(name: &str) -> TopicName {
-    TopicName(StrBytes::from_string(name.to_string()))
 }
 
 /// Whom the heartbeat thread beats for.
