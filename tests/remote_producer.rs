@@ -361,3 +361,65 @@ fn idempotent_by_default_and_not_with_acks_1() {
         }
     }
 }
+
+#[test]
+fn pipelined_requests_keep_order_at_every_in_flight_limit() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    // Small batches, so that each run keeps many requests in flight (or, at 1, none overlap).
+    let input: String = (0..30000)
+        .map(|i| format!("pipelined record {i:06}\n"))
+        .collect();
+    for (in_flight, extra) in [
+        ("1", &[][..]),
+        ("5", &[][..]),
+        // More than 5 only without idempotence, as in Kafka.
+        ("20", &["--request-required-acks", "1"][..]),
+    ] {
+        let topic = broker::unique_topic("rp-inflight");
+        create_topic(&topic, 2);
+        let property = format!("max.in.flight.requests.per.connection={in_flight}");
+        let args = [
+            &["--batch-size", "2000", "--command-property", &property][..],
+            extra,
+        ]
+        .concat();
+        produce_ok(&topic, &args, &input);
+        let got = java_consume(&topic, 30000, &["print.partition=true"]);
+        let mut by_partition: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+        for l in got.lines() {
+            let (partition, value) = l.split_once('\t').expect("Partition:N<TAB>value");
+            by_partition.entry(partition).or_default().push(value);
+        }
+        // Every line once, and each partition's lines in input order.
+        for (partition, values) in &by_partition {
+            assert!(
+                values.windows(2).all(|w| w[0] < w[1]),
+                "in flight {in_flight}: {partition} out of order"
+            );
+        }
+        let mut all: Vec<&str> = by_partition.into_values().flatten().collect();
+        all.sort_unstable();
+        let want: Vec<&str> = input.lines().collect();
+        assert_eq!(all, want, "in flight {in_flight}: lost or duplicated lines");
+    }
+    // Idempotence allows at most 5 requests in flight (the broker remembers 5 batches).
+    let topic = broker::unique_topic("rp-inflight");
+    create_topic(&topic, 1);
+    let out = produce(
+        &topic,
+        &[
+            "--command-property",
+            "max.in.flight.requests.per.connection=6",
+            "--command-property",
+            "enable.idempotence=true",
+        ],
+        "a\n",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr).trim(),
+        "Must set max.in.flight.requests.per.connection to at most 5 to use the idempotent producer."
+    );
+}

@@ -1,11 +1,13 @@
 //! `kafka-console-producer`: standard-input lines become records (Kafka's `ConsoleProducer`
 //! with `LineMessageReader`).
 //!
-//! A reader thread feeds stdin in chunks; the main thread splits lines, builds record batches
-//! per partition and flushes them (one write and one fdatasync per partition) when the input
-//! pauses past the linger, every few MiB, on `--sync` after each record, and at the end.
+//! A reader thread feeds stdin in chunks; the main thread splits lines and builds record
+//! batches per partition. On the embedded log it flushes them (one write and one fdatasync per
+//! partition) when the linger passes, every few MiB, on `--sync` after each record, and at the
+//! end. To a cluster each full batch goes to the producer at once, which pipelines it to the
+//! leader while the next is built; partial batches follow when the linger passes, and a flush
+//! (input pausing past the linger, `--sync`, the end) waits for every acknowledgement.
 
-use std::collections::VecDeque;
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
@@ -264,13 +266,32 @@ fn settings(m: &ArgMatches) -> Result<(Settings, Properties, Properties), CliErr
         }
     }
     let max_request_size = prop_num("max.request.size")?.unwrap_or(1048576).max(1);
-    // Idempotent by default when acks=all, as Kafka; asked for explicitly, it needs acks=all.
+    let max_in_flight = prop_num("max.in.flight.requests.per.connection")?.unwrap_or(5);
+    if max_in_flight < 1 {
+        return usage(format!(
+            "Invalid value {max_in_flight} for configuration max.in.flight.requests.per.connection: Value must be at least 1"
+        ));
+    }
+    let delivery_timeout = prop_num("delivery.timeout.ms")?.unwrap_or(120000);
+    if delivery_timeout < 0 {
+        return usage(format!(
+            "Invalid value {delivery_timeout} for configuration delivery.timeout.ms: Value must be at least 0"
+        ));
+    }
+    // Idempotent by default when acks=all and at most 5 requests in flight, as Kafka; asked for
+    // explicitly, it needs both.
     let idempotence = match command
         .get("enable.idempotence")
         .map(|v| v.trim().to_ascii_lowercase())
     {
-        None => acks == -1,
+        None => acks == -1 && max_in_flight <= 5,
         Some(v) if v == "false" => false,
+        Some(v) if v == "true" && acks == -1 && max_in_flight > 5 => {
+            return Err(anyhow!(
+                "Must set max.in.flight.requests.per.connection to at most 5 to use the idempotent producer."
+            )
+            .into());
+        }
         Some(v) if v == "true" && acks == -1 => true,
         Some(v) if v == "true" => {
             return Err(anyhow!(
@@ -320,6 +341,8 @@ fn settings(m: &ArgMatches) -> Result<(Settings, Properties, Properties), CliErr
             retry_backoff: Duration::from_millis(retry_backoff as u64),
             max_block: Duration::from_millis(max_block as u64),
             idempotence,
+            max_in_flight: max_in_flight.min(i32::MAX as i64) as usize,
+            delivery_timeout: Duration::from_millis(delivery_timeout as u64),
         },
         max_request_size: max_request_size as usize,
     };
@@ -439,6 +462,10 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
                 }
                 if sink.pending_bytes() >= FLUSH_BYTES {
                     sink.flush()?;
+                    first_pending = None;
+                } else if first_pending.is_some_and(|t| t.elapsed() >= settings.linger) {
+                    // Input that never pauses must not hold a partial batch past the linger.
+                    sink.send_lingered()?;
                     first_pending = None;
                 }
                 if first_pending.is_none() && sink.pending_bytes() > 0 {
@@ -612,6 +639,15 @@ impl Sink {
         Ok(())
     }
 
+    /// Sends the partial batches whose linger has passed: the embedded log writes them; a
+    /// cluster gets them without waiting for the answers.
+    fn send_lingered(&mut self) -> anyhow::Result<()> {
+        match self {
+            Sink::Local(s) => s.flush(),
+            Sink::Remote(s) => s.send_partial(),
+        }
+    }
+
     fn pending_bytes(&self) -> usize {
         match self {
             Sink::Local(s) => s.pending_bytes(),
@@ -620,7 +656,8 @@ impl Sink {
     }
 }
 
-/// Builds batches per partition and sends them to the partitions' leaders.
+/// Builds batches per partition and hands each finished one to the producer, which pipelines
+/// them to the partitions' leaders while the next ones are built.
 struct RemoteSink {
     producer: Producer,
     topic: String,
@@ -630,8 +667,7 @@ struct RemoteSink {
     partitioner: Partitioner,
     /// Empty until the topic's metadata is known.
     builders: Vec<BatchBuilder>,
-    /// Finished batches per partition, waiting for the next flush.
-    pending: Vec<VecDeque<bytes::Bytes>>,
+    /// Bytes in the builders: records not yet handed to the producer.
     pending_bytes: usize,
 }
 
@@ -645,7 +681,6 @@ impl RemoteSink {
             max_request_size: settings.max_request_size,
             partitioner: Partitioner::new(1, settings.batch_size),
             builders: Vec::new(),
-            pending: Vec::new(),
             pending_bytes: 0,
         }
     }
@@ -655,6 +690,7 @@ impl RemoteSink {
             let partitions = self.producer.partitions()?;
             self.partitioner = Partitioner::new(partitions, self.batch_size);
             let id = self.producer.producer_id();
+            // Each builder numbers its batches' records from sequence 0 on, one partition each.
             self.builders = (0..partitions)
                 .map(|_| {
                     let mut b = BatchBuilder::new(self.compression);
@@ -664,7 +700,6 @@ impl RemoteSink {
                     b
                 })
                 .collect();
-            self.pending = vec![VecDeque::new(); partitions as usize];
         }
         let partitions = self.builders.len() as u32;
         let Outgoing {
@@ -692,11 +727,9 @@ impl RemoteSink {
             }
             None => self.partitioner.partition(key, size) as usize,
         };
-        let builder = &mut self.builders[p];
-        if !builder.is_empty() && builder.size() + size > self.batch_size.min(max) {
-            let batch = builder.build(0)?;
-            self.pending_bytes += batch.len();
-            self.pending[p].push_back(batch.into());
+        if !self.builders[p].is_empty() && self.builders[p].size() + size > self.batch_size.min(max)
+        {
+            self.send_batch(p)?;
         }
         let builder = &mut self.builders[p];
         let before = builder.size();
@@ -705,18 +738,29 @@ impl RemoteSink {
         Ok(())
     }
 
-    /// Sends everything read so far and waits for the acknowledgements.
-    fn flush(&mut self) -> anyhow::Result<()> {
-        for (p, builder) in self.builders.iter_mut().enumerate() {
-            if !builder.is_empty() {
-                self.pending[p].push_back(builder.build(0)?.into());
+    /// Hands partition `p`'s batch to the producer.
+    fn send_batch(&mut self, p: usize) -> anyhow::Result<()> {
+        let builder = &mut self.builders[p];
+        self.pending_bytes -= builder.size() - BATCH_OVERHEAD;
+        let batch = builder.build(0)?;
+        self.producer.push(p as u32, batch.into())?;
+        Ok(())
+    }
+
+    /// Hands every partial batch to the producer, without waiting for the answers.
+    fn send_partial(&mut self) -> anyhow::Result<()> {
+        for p in 0..self.builders.len() {
+            if !self.builders[p].is_empty() {
+                self.send_batch(p)?;
             }
         }
-        if self.pending.iter().all(VecDeque::is_empty) {
-            return Ok(());
-        }
-        self.producer.send(&mut self.pending)?;
-        self.pending_bytes = 0;
+        Ok(())
+    }
+
+    /// Sends everything read so far and waits for the acknowledgements.
+    fn flush(&mut self) -> anyhow::Result<()> {
+        self.send_partial()?;
+        self.producer.flush()?;
         Ok(())
     }
 }

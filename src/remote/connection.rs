@@ -1,8 +1,9 @@
 //! One TCP connection to one broker: connect with a timeout, TLS if configured, ApiVersions
-//! first, SASL if configured, then requests one at a time, each answered within
-//! `request.timeout.ms`.
+//! first, SASL if configured, then requests, each answered within `request.timeout.ms`.
 //!
-//! Requests are not pipelined yet: the admin commands send a handful of requests in sequence.
+//! [`Connection::send`] is one request and its answer. The producer pipelines instead: it
+//! writes several requests with [`Connection::submit`] and reads their answers in the same
+//! order with [`Connection::receive`] (a broker answers one connection's requests in order).
 //! After a timeout or an I/O error the connection is poisoned and refuses further requests,
 //! since the unread remains of a late answer would be taken for the next response.
 
@@ -190,43 +191,20 @@ impl Connection {
     /// Sends `request` at `version` when no answer will come (Produce with acks=0): the write
     /// completes within the request timeout, and nothing is read.
     pub async fn send_without_response<R: Api>(&mut self, request: &R, version: i16) -> Result<()> {
-        let api = R::NAME;
-        if self.poisoned {
-            return Err(RemoteError::Closed {
-                addr: self.addr.clone(),
-                api,
-            });
-        }
-        let id = self.next_correlation_id;
-        self.next_correlation_id = self.next_correlation_id.wrapping_add(1);
-        let out =
-            frame::encode_request(request, version, id, &self.config.client_id).map_err(|e| {
-                RemoteError::Encode {
-                    api,
-                    version,
-                    reason: format!("{e:?}"),
-                }
-            })?;
-        let timeout = self.config.request_timeout;
-        let err = match tokio::time::timeout(timeout, self.stream.write_all(&out)).await {
-            Ok(Ok(())) => return Ok(()),
-            Err(_) => RemoteError::Timeout {
-                addr: self.addr.clone(),
-                api,
-                timeout_ms: timeout.as_millis(),
-            },
-            Ok(Err(e)) if is_closed(&e) => RemoteError::Closed {
-                addr: self.addr.clone(),
-                api,
-            },
-            Ok(Err(e)) => RemoteError::Io {
-                addr: self.addr.clone(),
-                api,
-                source: e,
-            },
-        };
-        self.poisoned = true;
-        Err(err)
+        self.write_request(request, version).await.map(|_| ())
+    }
+
+    /// Writes `request` at `version` without waiting for its answer, and returns its
+    /// correlation id: read the answers with [`Connection::receive`], in the order written.
+    pub async fn submit<R: Api>(&mut self, request: &R, version: i16) -> Result<i32> {
+        self.write_request(request, version).await
+    }
+
+    /// Reads and decodes the next answer, which must be that of request `id` (the oldest
+    /// submitted and not yet received), within the request timeout.
+    pub async fn receive<R: Api>(&mut self, version: i16, id: i32) -> Result<R::Response> {
+        let frame = self.read_frame(R::NAME).await?;
+        self.decode::<R>(frame, version, id)
     }
 
     /// ApiVersions at our highest version; if the broker is older it answers
@@ -279,6 +257,12 @@ impl Connection {
 
     /// Writes one request and reads its response frame, within the request timeout.
     async fn round_trip<R: Api>(&mut self, request: &R, version: i16) -> Result<(Bytes, i32)> {
+        let id = self.write_request(request, version).await?;
+        Ok((self.read_frame(R::NAME).await?, id))
+    }
+
+    /// Encodes and writes one request within the request timeout; its correlation id.
+    async fn write_request<R: Api>(&mut self, request: &R, version: i16) -> Result<i32> {
         let api = R::NAME;
         if self.poisoned {
             return Err(RemoteError::Closed {
@@ -300,9 +284,38 @@ impl Connection {
                 }
             })?;
         let timeout = self.config.request_timeout;
+        let err = match tokio::time::timeout(timeout, self.stream.write_all(&out)).await {
+            Ok(Ok(())) => return Ok(id),
+            Err(_) => RemoteError::Timeout {
+                addr: self.addr.clone(),
+                api,
+                timeout_ms: timeout.as_millis(),
+            },
+            Ok(Err(e)) if is_closed(&e) => RemoteError::Closed {
+                addr: self.addr.clone(),
+                api,
+            },
+            Ok(Err(e)) => RemoteError::Io {
+                addr: self.addr.clone(),
+                api,
+                source: e,
+            },
+        };
+        self.poisoned = true;
+        Err(err)
+    }
+
+    /// Reads the next response frame within the request timeout.
+    async fn read_frame(&mut self, api: &'static str) -> Result<Bytes> {
+        if self.poisoned {
+            return Err(RemoteError::Closed {
+                addr: self.addr.clone(),
+                api,
+            });
+        }
+        let timeout = self.config.request_timeout;
         let limit = self.config.max_response_bytes;
         let result = tokio::time::timeout(timeout, async {
-            self.stream.write_all(&out).await?;
             let mut prefix = [0u8; 4];
             self.stream.read_exact(&mut prefix).await?;
             let size = frame::check_size(prefix, limit).map_err(Oversize)?;
@@ -313,7 +326,7 @@ impl Connection {
         .await;
         let addr = || self.addr.clone();
         let err = match result {
-            Ok(Ok(frame)) => return Ok((frame, id)),
+            Ok(Ok(frame)) => return Ok(frame),
             Err(_) => RemoteError::Timeout {
                 addr: addr(),
                 api,

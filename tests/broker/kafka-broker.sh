@@ -5,6 +5,8 @@
 #   kafka-broker.sh start [DIR]      format DIR and start one KRaft broker+controller on 127.0.0.1
 #                                    in the background; print its bootstrap address (PLAINTEXT)
 #   kafka-broker.sh stop [DIR]       stop the broker started in DIR (clean shutdown)
+#   kafka-broker.sh restart DIR      start the stopped (or killed) broker of DIR again, on the same
+#                                    ports with the same data; print its bootstrap address
 #   kafka-broker.sh run              watchdog mode for the test suite: start a broker in a fresh
 #                                    directory, print its bootstrap address and then the directory
 #                                    (see "Secured listeners" below), and kill it and remove
@@ -22,7 +24,8 @@
 # client.crt), all PEM and unencrypted. The server certificate names only IP 127.0.0.1.
 #
 # Environment: KAFKIT_KAFKA_HOME (cache dir, default <repo>/target/kafka-$KAFKA_VERSION),
-# KAFKIT_BROKER_START_TIMEOUT (seconds, default 120), JAVA (default java), MVN (default mvn).
+# KAFKIT_BROKER_START_TIMEOUT (seconds, default 120), JAVA (default java), MVN (default mvn),
+# KAFKIT_BROKER_OWNER (start and restart: a pid; the broker is killed once that process is gone).
 # Exit status 3 means a prerequisite is missing (Java 17+ or Maven): the caller may skip.
 set -euo pipefail
 
@@ -226,10 +229,72 @@ EOF
 BROKER_PID=
 WATCH_STDIN=0
 
+# Starts the JVM of the formatted broker in $1 (listening on port $2; $3... an optional
+# wrapper) and waits until it serves: then $1/bootstrap holds the address. Fails (status 1)
+# when the JVM exits during start-up; dies on the start timeout.
+launch_broker() {
+    local dir=$1 port=$2 pid deadline
+    shift 2
+    # stdin from /dev/null: the JVM must not hold the watchdog's pipe open.
+    "$@" "$JAVA" "${BROKER_JVM[@]}" -cp "$LIBS/*" \
+        -Dlog4j2.configurationFile="$KAFKA_HOME/config/log4j2.properties" \
+        -Dkafka.logs.dir="$dir/logs" kafka.Kafka "$dir/server.properties" \
+        </dev/null >>"$dir/logs/broker.out" 2>&1 &
+    pid=$!
+    BROKER_PID=$pid
+    echo "$pid" >"$dir/broker.pid"
+    watch_owner "$pid"
+    deadline=$((SECONDS + START_TIMEOUT))
+    # Ready = KafkaRaftServer logged its start (the broker is unfenced and serving) and the
+    # listener accepts connections. A restart appends to the log: count the start lines.
+    local started
+    started=$(grep -c "Kafka Server started" "$dir/logs/broker.out" || true)
+    while (($(grep -c "Kafka Server started" "$dir/logs/broker.out" || true) <= started)) ||
+        ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            break
+        fi
+        # Watchdog mode: stdin turns readable only at end of file (the owner never writes),
+        # i.e. the owner died while the broker was starting. The EXIT trap kills the broker.
+        if [[ $WATCH_STDIN == 1 ]] && read -r -t 0; then
+            die "the process that asked for the broker went away during start-up"
+        fi
+        if ((SECONDS >= deadline)); then
+            kill -9 "$pid" 2>/dev/null || true
+            tail -n 40 "$dir/logs/broker.out" >&2
+            die "the broker did not start within ${START_TIMEOUT}s (log: $dir/logs/broker.out)"
+        fi
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        echo "127.0.0.1:$port" >"$dir/bootstrap"
+        return 0
+    fi
+    wait "$pid" 2>/dev/null || true
+    return 1
+}
+
+# With KAFKIT_BROKER_OWNER set, a detached watcher kills broker $1 once the owner process is
+# gone, however it ended (a test that panicked or was killed before stopping its broker).
+watch_owner() {
+    local pid=$1 owner=${KAFKIT_BROKER_OWNER:-}
+    [[ -n $owner ]] || return 0
+    (
+        while kill -0 "$pid" 2>/dev/null; do
+            if ! kill -0 "$owner" 2>/dev/null; then
+                kill -KILL "$pid" 2>/dev/null || true
+                break
+            fi
+            sleep 1
+        done
+    ) </dev/null >/dev/null 2>&1 &
+    disown
+}
+
 # Formats $1 and starts the broker in the background; on success $1/bootstrap holds the address
 # and $1/broker.pid the JVM's pid. $2 is an optional wrapper (setpriv --pdeathsig) for the JVM.
 start_broker() {
-    local dir=$1 attempt port cport sslport saslsslport saslport pid deadline
+    local dir=$1 attempt port cport sslport saslsslport saslport
     shift
     mkdir -p "$dir"
     dir=$(cd "$dir" && pwd)
@@ -243,6 +308,7 @@ start_broker() {
         [[ $(printf '%s\n' "$port" "$cport" "$sslport" "$saslsslport" "$saslport" | sort -u | wc -l) == 5 ]] || continue
         rm -rf "$dir/data"
         mkdir -p "$dir/data" "$dir/logs"
+        : >"$dir/logs/broker.out"
         write_server_properties "$dir" "$port" "$cport" "$sslport" "$saslsslport" "$saslport"
         # SCRAM credentials live in the cluster metadata: written at format time.
         "$JAVA" "${TOOL_JVM[@]}" -cp "$LIBS/*" \
@@ -252,42 +318,12 @@ start_broker() {
             --add-scram "SCRAM-SHA-512=[name=$SASL_USER,password=$SASL_PASSWORD]" \
             -c "$dir/server.properties" >"$dir/logs/format.out" 2>&1 ||
             { cat "$dir/logs/format.out" >&2; die "formatting $dir/data failed"; }
-        # stdin from /dev/null: the JVM must not hold the watchdog's pipe open.
-        "$@" "$JAVA" "${BROKER_JVM[@]}" -cp "$LIBS/*" \
-            -Dlog4j2.configurationFile="$KAFKA_HOME/config/log4j2.properties" \
-            -Dkafka.logs.dir="$dir/logs" kafka.Kafka "$dir/server.properties" \
-            </dev/null >"$dir/logs/broker.out" 2>&1 &
-        pid=$!
-        BROKER_PID=$pid
-        echo "$pid" >"$dir/broker.pid"
-        deadline=$((SECONDS + START_TIMEOUT))
-        # Ready = KafkaRaftServer logged its start (the broker is unfenced and serving) and the
-        # listener accepts connections.
-        while ! grep -q "Kafka Server started" "$dir/logs/broker.out" ||
-            ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
-            if ! kill -0 "$pid" 2>/dev/null; then
-                break
-            fi
-            # Watchdog mode: stdin turns readable only at end of file (the owner never writes),
-            # i.e. the owner died while the broker was starting. The EXIT trap kills the broker.
-            if [[ $WATCH_STDIN == 1 ]] && read -r -t 0; then
-                die "the process that asked for the broker went away during start-up"
-            fi
-            if ((SECONDS >= deadline)); then
-                kill -9 "$pid" 2>/dev/null || true
-                tail -n 40 "$dir/logs/broker.out" >&2
-                die "the broker did not start within ${START_TIMEOUT}s (log: $dir/logs/broker.out)"
-            fi
-            sleep 0.1
-        done
-        if kill -0 "$pid" 2>/dev/null; then
+        if launch_broker "$dir" "$port" "$@"; then
             printf '%s\n' "SSL=127.0.0.1:$sslport" "SASL_SSL=127.0.0.1:$saslsslport" \
                 "SASL_PLAINTEXT=127.0.0.1:$saslport" "USER=$SASL_USER" \
                 "PASSWORD=$SASL_PASSWORD" >"$dir/listeners"
-            echo "127.0.0.1:$port" >"$dir/bootstrap"
             return
         fi
-        wait "$pid" 2>/dev/null || true
         if grep -q "Address already in use" "$dir/logs/broker.out"; then
             echo "kafka-broker: port taken meanwhile (attempt $attempt), retrying" >&2
             continue
@@ -298,6 +334,11 @@ start_broker() {
     die "no free ports found after 3 attempts"
 }
 
+# Whether process $1 runs: a zombie (killed, not yet reaped) does not.
+running() {
+    kill -0 "$1" 2>/dev/null && [[ $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) != Z ]]
+}
+
 stop_broker() {
     local dir=$1 pid i
     [[ -f $dir/broker.pid ]] || die "no broker.pid in $dir"
@@ -305,7 +346,7 @@ stop_broker() {
     if kill -TERM "$pid" 2>/dev/null; then
         # A clean KRaft shutdown takes a few seconds; do not wait forever.
         for ((i = 0; i < 300; i++)); do
-            kill -0 "$pid" 2>/dev/null || break
+            running "$pid" || break
             sleep 0.1
         done
         kill -KILL "$pid" 2>/dev/null || true
@@ -331,6 +372,29 @@ start)
     ;;
 stop)
     stop_broker "${1:-$KAFKA_HOME/broker}"
+    ;;
+restart)
+    [[ $# -ge 1 ]] || die "usage: kafka-broker.sh restart DIR"
+    check_java
+    resolve_libs
+    dir=$(cd "$1" && pwd)
+    [[ -f $dir/server.properties ]] || die "no broker in $dir (start one with: kafka-broker.sh start $dir)"
+    if [[ -f $dir/broker.pid ]]; then
+        # A JVM killed a moment ago takes a while to go (and to free its ports).
+        old=$(cat "$dir/broker.pid")
+        for ((i = 0; i < 100; i++)); do
+            running "$old" || break
+            sleep 0.1
+        done
+        ! running "$old" || die "the broker of $dir is still running (pid $old); stop it first"
+    fi
+    port=$(sed -n 's|^listeners=PLAINTEXT://127.0.0.1:\([0-9]*\),.*|\1|p' "$dir/server.properties")
+    [[ -n $port ]] || die "no PLAINTEXT listener in $dir/server.properties"
+    launch_broker "$dir" "$port" || {
+        tail -n 40 "$dir/logs/broker.out" >&2
+        die "the broker exited during restart (its port may be taken; log: $dir/logs/broker.out)"
+    }
+    cat "$dir/bootstrap"
     ;;
 run)
     check_java
@@ -381,7 +445,7 @@ tool)
         -Dlog4j2.configurationFile="$KAFKA_HOME/config/tools-log4j2.properties" "$cls" "$@"
     ;;
 *)
-    sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

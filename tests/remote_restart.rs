@@ -1,0 +1,272 @@
+//! The console producer survives its broker restarting mid-stream: a long stream of numbered
+//! lines is piped in slowly while the broker is killed (SIGKILL) and restarted on the same port,
+//! then stopped cleanly and restarted again. The producer (acks=all, idempotent, the console
+//! producer's defaults but a longer request timeout) must end with status 0, and reading the
+//! topic back must give every line exactly once, in order within each partition.
+//!
+//! This test runs its own broker (`kafka-broker.sh start DIR` / `restart DIR`), not the shared
+//! one. It cannot leak: a guard kills it on drop (a failed assertion included), and the script's
+//! owner watcher (`KAFKIT_BROKER_OWNER`) kills it once this process is gone, however it ended.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use common::broker;
+
+/// Lines produced; about 60 bytes each, so a 16 KiB batch fills every ~270 lines.
+const LINES: usize = 200_000;
+/// Lines written per chunk, and the pause between chunks (about 10 s of input in all when the
+/// producer keeps up).
+const CHUNK: usize = 2_000;
+const PAUSE: Duration = Duration::from_millis(100);
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A broker of this test alone, in its own directory.
+struct OwnBroker {
+    dir: tempfile::TempDir,
+    bootstrap: String,
+}
+
+impl OwnBroker {
+    /// Starts the broker; `None` (after saying so) when this machine cannot run one and
+    /// `KAFKIT_REQUIRE_BROKER=1` is not set.
+    fn start() -> Option<OwnBroker> {
+        let dir = tempfile::Builder::new()
+            .prefix("kafkit-restart-")
+            .tempdir()
+            .expect("temp dir");
+        let out = script(&["start", path(dir.path())]);
+        if out.status.code() == Some(3)
+            && std::env::var("KAFKIT_REQUIRE_BROKER").as_deref() != Ok("1")
+        {
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED (no Java 17 + Maven for a broker): {}",
+                text(&out.stderr)
+            );
+            return None;
+        }
+        let bootstrap = text(&out.stdout).trim().to_string();
+        let broker = OwnBroker { dir, bootstrap };
+        assert!(
+            out.status.success() && !broker.bootstrap.is_empty(),
+            "kafka-broker.sh start failed: {}",
+            text(&out.stderr)
+        );
+        Some(broker)
+    }
+
+    fn pid(&self) -> Option<String> {
+        std::fs::read_to_string(self.dir.path().join("broker.pid"))
+            .ok()
+            .map(|s| s.trim().to_string())
+    }
+
+    /// SIGKILL: no clean shutdown, the log is recovered at the next start.
+    fn kill(&self) {
+        let pid = self.pid().expect("a running broker has a pid file");
+        let status = Command::new("kill").args(["-KILL", &pid]).status();
+        assert!(status.is_ok_and(|s| s.success()), "kill -9 {pid}");
+    }
+
+    /// A clean shutdown (SIGTERM, waited for).
+    fn stop(&self) {
+        let out = script(&["stop", path(self.dir.path())]);
+        assert!(
+            out.status.success(),
+            "kafka-broker.sh stop: {}",
+            text(&out.stderr)
+        );
+    }
+
+    /// Starts the broker again on the same port with the same data.
+    fn restart(&self) {
+        let out = script(&["restart", path(self.dir.path())]);
+        assert!(
+            out.status.success(),
+            "kafka-broker.sh restart: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(
+            text(&out.stdout).trim(),
+            self.bootstrap,
+            "the broker came back on another address"
+        );
+    }
+}
+
+impl Drop for OwnBroker {
+    fn drop(&mut self) {
+        // Throwaway data: SIGKILL is instant. The directory goes with the TempDir.
+        if let Some(pid) = self.pid() {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid])
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 temp path")
+}
+
+/// Runs the broker script with this process as the broker's owner.
+fn script(args: &[&str]) -> std::process::Output {
+    Command::new("bash")
+        .arg(broker::script())
+        .args(args)
+        .env("KAFKIT_BROKER_OWNER", std::process::id().to_string())
+        .stdin(Stdio::null())
+        .output()
+        .expect("the broker script runs")
+}
+
+fn line(i: usize) -> String {
+    format!("{i:07} {}", "r".repeat(52))
+}
+
+#[test]
+fn producer_survives_broker_kill_and_restart_without_loss_or_duplicates() {
+    let Some(own) = OwnBroker::start() else {
+        return;
+    };
+    let bootstrap = own.bootstrap.clone();
+    let topic = broker::unique_topic("restart");
+    let out = broker::java_tool(
+        "org.apache.kafka.tools.TopicCommand",
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--create",
+            "--topic",
+            &topic,
+            "--partitions",
+            "3",
+        ],
+    );
+    assert!(out.status.success(), "create: {}", text(&out.stderr));
+
+    // Every setting at its default but one: the console producer's 1.5 s request timeout makes
+    // a cold, just-restarted broker on a busy two-core machine look dead, and each timeout
+    // costs one of the 3 retries, as in Kafka. The restarts themselves cost one retry each.
+    let mut producer = Command::new(assert_cmd::cargo::cargo_bin("kafka-console-producer"))
+        .args(["--bootstrap-server", &bootstrap, "--topic", &topic])
+        .args(["--request-timeout-ms", "10000"])
+        .env_remove("KAFKIT_LOG_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("producer starts");
+    let mut stdin = producer.stdin.take().expect("stdin");
+    let written = Arc::new(AtomicUsize::new(0));
+    let feeder = {
+        let written = Arc::clone(&written);
+        std::thread::spawn(move || -> std::io::Result<()> {
+            for start in (0..LINES).step_by(CHUNK) {
+                let mut chunk = String::new();
+                for i in start..(start + CHUNK).min(LINES) {
+                    chunk.push_str(&line(i));
+                    chunk.push('\n');
+                }
+                // Blocks while the producer waits for the broker: the pipe fills up.
+                stdin.write_all(chunk.as_bytes())?;
+                written.store((start + CHUNK).min(LINES), Ordering::SeqCst);
+                std::thread::sleep(PAUSE);
+            }
+            Ok(())
+        })
+    };
+    let wait_for = |lines: usize| {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while written.load(Ordering::SeqCst) < lines {
+            assert!(Instant::now() < deadline, "the feeder is stuck");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+
+    // Mid-stream: SIGKILL, back on the same port as soon as it can be.
+    wait_for(LINES / 4);
+    own.kill();
+    own.restart();
+    // Again later: a clean shutdown this time.
+    wait_for(LINES * 5 / 8);
+    own.stop();
+    own.restart();
+
+    let fed = feeder.join().expect("feeder thread");
+    let out = producer.wait_with_output().expect("producer ends");
+    assert!(
+        out.status.success(),
+        "the producer failed across the restarts: {}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    fed.expect("the producer took all input");
+
+    // Read back with our consumer up to the end, with each record's partition.
+    let read = Command::new(assert_cmd::cargo::cargo_bin("kafka-console-consumer"))
+        .args([
+            "--bootstrap-server",
+            &bootstrap,
+            "--topic",
+            &topic,
+            "--from-beginning",
+            "--until-end",
+            "--property",
+            "print.partition=true",
+        ])
+        .env_remove("KAFKIT_LOG_DIR")
+        .stdin(Stdio::null())
+        .output()
+        .expect("consumer runs");
+    assert!(read.status.success(), "consumer: {}", text(&read.stderr));
+    let mut by_partition: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    let mut seen = vec![0u32; LINES];
+    for l in text(&read.stdout).lines() {
+        let (partition, value) = l.split_once('\t').expect("Partition:N<TAB>value");
+        let n: usize = value[..7].parse().expect("a numbered line");
+        assert_eq!(value, line(n), "a record was altered");
+        seen[n] += 1;
+        by_partition
+            .entry(partition.to_string())
+            .or_default()
+            .push(n);
+    }
+    let missing: Vec<usize> = (0..LINES).filter(|i| seen[*i] == 0).collect();
+    let duplicated: Vec<usize> = (0..LINES).filter(|i| seen[*i] > 1).collect();
+    assert!(
+        missing.is_empty(),
+        "{} lines lost, first {:?}",
+        missing.len(),
+        &missing[..missing.len().min(10)]
+    );
+    assert!(
+        duplicated.is_empty(),
+        "{} lines duplicated, first {:?}",
+        duplicated.len(),
+        &duplicated[..duplicated.len().min(10)]
+    );
+    for (partition, numbers) in &by_partition {
+        assert!(
+            numbers.windows(2).all(|w| w[0] < w[1]),
+            "{partition}: records out of order"
+        );
+    }
+    assert!(
+        by_partition.len() > 1,
+        "the lines went to one partition only: {:?}",
+        by_partition.keys().collect::<Vec<_>>()
+    );
+}
