@@ -423,3 +423,35 @@ fn pipelined_requests_keep_order_at_every_in_flight_limit() {
         "Must set max.in.flight.requests.per.connection to at most 5 to use the idempotent producer."
     );
 }
+
+#[test]
+fn bulk_batches_stay_within_the_topics_max_message_bytes() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    // Bulk input grows batches past batch.size, but never past what the topic accepts.
+    let topic = broker::unique_topic("rp-bulk-small");
+    let out = broker::java_topics(&[
+        "--create",
+        "--topic",
+        &topic,
+        "--partitions",
+        "1",
+        "--config",
+        "max.message.bytes=20000",
+    ]);
+    assert!(out.status.success(), "create: {}", text(&out.stderr));
+    let input: String = (0..20_000).map(|i| format!("{i:0>100}\n")).collect();
+    produce_ok(&topic, &[], &input);
+    let got = broker::kafkit("kafka-console-consumer")
+        .args(["--topic", &topic, "--from-beginning", "--until-end"])
+        .output()
+        .unwrap();
+    assert!(got.status.success(), "{}", text(&got.stderr));
+    assert_eq!(text(&got.stdout), input);
+    // An explicit batch.size is kept as given, also for bulk input.
+    let topic = broker::unique_topic("rp-bulk-given");
+    create_topic(&topic, 1);
+    produce_ok(&topic, &["--batch-size", "4096"], &input);
+    assert_eq!(java_consume(&topic, 20_000, &[]), input);
+}

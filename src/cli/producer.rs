@@ -10,7 +10,7 @@
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TryRecvError, sync_channel};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, anyhow};
@@ -31,6 +31,12 @@ use crate::remote::{Cluster, Producer, ProducerSettings};
 
 /// Pending bytes that trigger a flush even while input keeps coming.
 const FLUSH_BYTES: usize = 16 * 1024 * 1024;
+/// How large a batch to a cluster may grow while more input is already waiting, unless
+/// `batch.size` was given (librdkafka's default batch size). A broker handles one connection's
+/// requests one at a time, each carrying one batch per partition, so bulk input into few
+/// partitions goes as fast as the batches are large; input that pauses still goes out in
+/// batches of `batch.size`, as Kafka's producer sends them.
+const BULK_BATCH: usize = 1_000_000;
 /// How much stdin one read takes.
 const READ_CHUNK: usize = 256 * 1024;
 /// How often the main loop wakes to check for Ctrl-C while idle.
@@ -128,6 +134,8 @@ struct Settings {
     sync: bool,
     linger: Duration,
     batch_size: usize,
+    /// `batch.size` was set (flag or property): batches never grow past it.
+    batch_size_given: bool,
     compression: Compression,
     /// How a cluster is written to (unused by the embedded log).
     remote: ProducerSettings,
@@ -216,12 +224,14 @@ fn settings(m: &ArgMatches) -> Result<(Settings, Properties, Properties), CliErr
             "Invalid value {linger} for configuration linger.ms: Value must be at least 0"
         ));
     }
-    let batch_size = match m
+    let batch_size_flag = m
         .get_one::<i32>("max-partition-memory-bytes")
-        .or(m.get_one::<i32>("batch-size"))
-    {
+        .or(m.get_one::<i32>("batch-size"));
+    let batch_size_prop = prop_num("batch.size")?;
+    let batch_size_given = batch_size_flag.is_some() || batch_size_prop.is_some();
+    let batch_size = match batch_size_flag {
         Some(v) => *v as i64,
-        None => prop_num("batch.size")?.unwrap_or(16384),
+        None => batch_size_prop.unwrap_or(16384),
     };
     if batch_size < 0 {
         return usage(format!(
@@ -334,6 +344,7 @@ fn settings(m: &ArgMatches) -> Result<(Settings, Properties, Properties), CliErr
         sync: m.get_flag("sync"),
         linger: Duration::from_millis(linger as u64),
         batch_size: batch_size.max(1) as usize,
+        batch_size_given,
         compression,
         remote: ProducerSettings {
             acks,
@@ -399,11 +410,17 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
         progress::wanted(m.get_flag("no-progress")),
         stdin_file_size().map_or(Total::Unknown, Total::Bytes),
     );
+    // A chunk already read while checking whether more input was waiting.
+    let mut next = None;
     loop {
         let wait = first_pending.map_or(TICK, |t| {
             settings.linger.saturating_sub(t.elapsed()).min(TICK)
         });
-        match chunks.recv_timeout(wait) {
+        let received = match next.take() {
+            Some(chunk) => Ok(chunk),
+            None => chunks.recv_timeout(wait),
+        };
+        match received {
             Ok(Ok(chunk)) => {
                 let eof = chunk.is_empty();
                 // One timestamp per chunk: records read together share a millisecond anyway.
@@ -467,6 +484,11 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
                     // Input that never pauses must not hold a partial batch past the linger.
                     sink.send_lingered()?;
                     first_pending = None;
+                }
+                match chunks.try_recv() {
+                    Ok(chunk) => next = Some(chunk),
+                    Err(TryRecvError::Empty) => sink.input_paused()?,
+                    Err(TryRecvError::Disconnected) => {}
                 }
                 if first_pending.is_none() && sink.pending_bytes() > 0 {
                     first_pending = Some(Instant::now());
@@ -654,6 +676,14 @@ impl Sink {
             Sink::Remote(s) => s.pending_bytes,
         }
     }
+
+    /// Standard input has nothing more for now.
+    fn input_paused(&mut self) -> anyhow::Result<()> {
+        match self {
+            Sink::Local(_) => Ok(()),
+            Sink::Remote(s) => s.send_full(),
+        }
+    }
 }
 
 /// Builds batches per partition and hands each finished one to the producer, which pipelines
@@ -662,7 +692,11 @@ struct RemoteSink {
     producer: Producer,
     topic: String,
     compression: Compression,
+    /// `batch.size`: a batch this full is ready to go.
     batch_size: usize,
+    batch_size_given: bool,
+    /// How large a batch may grow while more input is already waiting (see [`BULK_BATCH`]).
+    batch_limit: usize,
     max_request_size: usize,
     partitioner: Partitioner,
     /// Empty until the topic's metadata is known.
@@ -678,6 +712,8 @@ impl RemoteSink {
             topic: settings.topic.clone(),
             compression: settings.compression,
             batch_size: settings.batch_size,
+            batch_size_given: settings.batch_size_given,
+            batch_limit: settings.batch_size,
             max_request_size: settings.max_request_size,
             partitioner: Partitioner::new(1, settings.batch_size),
             builders: Vec::new(),
@@ -685,10 +721,38 @@ impl RemoteSink {
         }
     }
 
+    /// The largest batch to build: `batch.size` when it was given; otherwise up to
+    /// [`BULK_BATCH`], within `max.request.size` and the topic's `max.message.bytes` (with room
+    /// for a codec that grows incompressible data), never below `batch.size`.
+    fn batch_limit(&mut self) -> usize {
+        let configured = self.batch_size.min(self.max_request_size);
+        if self.batch_size_given {
+            return configured;
+        }
+        // Unknown (no DescribeConfigs rights, say): Kafka's default topic limit.
+        let topic_max = self.producer.max_message_bytes().unwrap_or(1_048_588);
+        BULK_BATCH
+            .min(self.max_request_size)
+            .min(topic_max / 16 * 15)
+            .max(configured)
+    }
+
+    /// Input paused: hands over the batches that `batch.size` calls full, as Kafka's producer
+    /// would have sent them by now; smaller ones wait for the linger.
+    fn send_full(&mut self) -> anyhow::Result<()> {
+        for p in 0..self.builders.len() {
+            if self.builders[p].size() >= self.batch_size {
+                self.send_batch(p)?;
+            }
+        }
+        Ok(())
+    }
+
     fn add(&mut self, record: Outgoing<'_>, number: u64) -> anyhow::Result<()> {
         if self.builders.is_empty() {
             let partitions = self.producer.partitions()?;
             self.partitioner = Partitioner::new(partitions, self.batch_size);
+            self.batch_limit = self.batch_limit();
             let id = self.producer.producer_id();
             // Each builder numbers its batches' records from sequence 0 on, one partition each.
             self.builders = (0..partitions)
@@ -727,8 +791,7 @@ impl RemoteSink {
             }
             None => self.partitioner.partition(key, size) as usize,
         };
-        if !self.builders[p].is_empty() && self.builders[p].size() + size > self.batch_size.min(max)
-        {
+        if !self.builders[p].is_empty() && self.builders[p].size() + size > self.batch_limit {
             self.send_batch(p)?;
         }
         let builder = &mut self.builders[p];

@@ -210,6 +210,25 @@ impl Producer {
         self.sender.producer
     }
 
+    /// The topic's `max.message.bytes` (DescribeConfigs); `None` when the cluster does not say
+    /// (no rights to describe configs, say).
+    pub fn max_message_bytes(&mut self) -> Option<usize> {
+        let s = &mut self.sender;
+        let names = [s.topic.clone()];
+        let answer = self
+            .runtime
+            .block_on(s.client.describe_configs(&names))
+            .ok()?;
+        let (_, entries) = answer.into_iter().next()?;
+        entries
+            .ok()?
+            .into_iter()
+            .find(|e| e.name == "max.message.bytes")?
+            .value?
+            .parse()
+            .ok()
+    }
+
     /// Queues a finished batch of `partition` (batches of a partition in the order built) and
     /// sends what the pipelines allow; blocks only while its leader's pipeline is full.
     pub fn push(&mut self, partition: u32, batch: Bytes) -> Result<()> {
