@@ -4,7 +4,7 @@ gzip\t''
 snappy\t''
 lz4\t''
 zstd\t''"
-complete -c kafka-console-producer -l batch-size -d 'Bytes of records sent in one batch [default: 16384].' -r
+complete -c kafka-console-producer -l batch-size -d 'Bytes of records sent in one batch [default: 16384; on a cluster, input already waiting fills batches up to 1 MB unless this is given].' -r
 complete -c kafka-console-producer -l max-partition-memory-bytes -d 'Deprecated: use --batch-size.' -r
 complete -c kafka-console-producer -l message-send-max-retries -d 'Retries before giving up on a send [default: 3].' -r
 complete -c kafka-console-producer -l retry-backoff-ms -d 'Wait before retrying a send [default: 100].' -r

@@ -81,7 +81,7 @@ pub fn command() -> Command {
                 .default_missing_value("gzip")
                 .value_parser(super::Suggest(&["none", "gzip", "snappy", "lz4", "zstd"])),
         )
-        .arg(num::<i32>("batch-size", "Bytes of records sent in one batch [default: 16384]."))
+        .arg(num::<i32>("batch-size", "Bytes of records sent in one batch [default: 16384; on a cluster, input already waiting fills batches up to 1 MB unless this is given]."))
         .arg(num::<i32>("max-partition-memory-bytes", "Deprecated: use --batch-size."))
         .arg(num::<i32>("message-send-max-retries", "Retries before giving up on a send [default: 3]."))
         .arg(num::<i64>("retry-backoff-ms", "Wait before retrying a send [default: 100]."))
