@@ -104,7 +104,8 @@ def main():
             proc = subprocess.run(["bash", SCRIPT, "start", broker_dir], env=env, capture_output=True)
             if proc.returncode != 0:
                 sys.exit(f"the broker did not start:\n{proc.stderr.decode(errors='replace')}")
-            bootstrap = proc.stdout.decode().strip()
+            # `start` prints the bootstrap address, then the broker's directory.
+            bootstrap = proc.stdout.decode().splitlines()[0].strip()
 
         data = os.path.join(work, "input.txt")
         line = ("x" * 99 + "\n").encode()

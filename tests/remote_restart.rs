@@ -56,7 +56,13 @@ impl OwnBroker {
             );
             return None;
         }
-        let bootstrap = text(&out.stdout).trim().to_string();
+        // `start` prints the bootstrap address, then the broker's directory.
+        let bootstrap = text(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string();
         let broker = OwnBroker { dir, bootstrap };
         assert!(
             out.status.success() && !broker.bootstrap.is_empty(),
@@ -163,6 +169,9 @@ fn producer_survives_broker_kill_and_restart_without_loss_or_duplicates() {
     let mut producer = Command::new(assert_cmd::cargo::cargo_bin("kafka-console-producer"))
         .args(["--bootstrap-server", &bootstrap, "--topic", &topic])
         .args(["--request-timeout-ms", "10000"])
+        // Retries are a setting, not the point here: a slow CI machine may time out a request
+        // to the just-restarted broker more often than the console's default of 3 allows.
+        .args(["--message-send-max-retries", "10"])
         .env_remove("KAFKIT_LOG_DIR")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -3,7 +3,8 @@
 #
 #   kafka-broker.sh libs             resolve the Kafka jars into the cache; print the libs dir
 #   kafka-broker.sh start [DIR]      format DIR and start one KRaft broker+controller on 127.0.0.1
-#                                    in the background; print its bootstrap address (PLAINTEXT)
+#                                    in the background; print its bootstrap address (PLAINTEXT),
+#                                    then DIR
 #   kafka-broker.sh stop [DIR]       stop the broker started in DIR (clean shutdown)
 #   kafka-broker.sh restart DIR      start the stopped (or killed) broker of DIR again, on the same
 #                                    ports with the same data; print its bootstrap address
@@ -445,7 +446,7 @@ tool)
         -Dlog4j2.configurationFile="$KAFKA_HOME/config/tools-log4j2.properties" "$cls" "$@"
     ;;
 *)
-    sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac
