@@ -220,24 +220,6 @@ fn a_dead_first_bootstrap_server_is_skipped() {
     assert_eq!(text(&out.stderr), "");
 }
 
-#[test]
-fn commands_not_wired_yet_say_so() {
-    let Some(_) = broker::try_bootstrap() else {
-        return;
-    };
-    let out = broker::kafkit("kafka-console-consumer")
-        .args(["--topic", "t", "--group", "g"])
-        .write_stdin("x\n")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = text(&out.stderr);
-    assert!(
-        err.contains("kafka-console-consumer --group against a Kafka cluster"),
-        "{err}"
-    );
-}
-
 /// A loopback port with nothing listening on it.
 fn closed_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
