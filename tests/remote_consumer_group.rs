@@ -412,3 +412,37 @@ fn heartbeats_keep_a_member_whose_output_is_blocked() {
     let out = reader.join().unwrap();
     assert_each_once(&out.lines().map(str::to_string).collect::<Vec<_>>(), &lines);
 }
+
+#[test]
+fn ours_joins_a_group_of_java_consumers_on_the_new_protocol() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    // Java on group.protocol=consumer (KIP-848) makes a consumer-protocol group; ours joins it
+    // with the classic protocol, which Kafka 4.x accepts, and the two still split the work.
+    let topic = broker::unique_topic("cg-mixed");
+    let group = broker::unique_topic("cg-mixed-group");
+    create(&topic, 4);
+    let java = Running::java(
+        &topic,
+        &group,
+        &["--command-property", "group.protocol=consumer"],
+    );
+    wait_for_members(&group, 1, 4);
+    let ours = Running::ours(&topic, &group, &[]);
+    let split = wait_for_members(&group, 2, 4);
+    assert!(split.values().all(|n| *n == 2), "2+2: {split:?}");
+    let lines: Vec<String> = (0..400).map(|i| format!("m{i}")).collect();
+    produce(&topic, &lines);
+    wait_for_commits(&group, &topic, 400);
+    let a = ours.interrupt();
+    let b = java.interrupt();
+    assert!(
+        !a.is_empty() && !b.is_empty(),
+        "ours {} java {}",
+        a.len(),
+        b.len()
+    );
+    let all: Vec<String> = a.into_iter().chain(b).collect();
+    assert_each_once(&all, &lines);
+}
