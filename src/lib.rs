@@ -4,14 +4,17 @@
 //!
 //! - [`record`]: Record, RecordBatch v2 encode and decode, varints, CRC-32C, compression codecs.
 //! - [`partitioner`]: Kafka's default partitioner (murmur2 of the key, sticky for null keys).
+//! - [`assignor`]: Kafka's range assignor, for consumer groups on either backend.
 //! - [`local`]: the embedded log: log dir, topics, partitions, segments, indexes, recovery, locks.
-//! - [`remote`]: the client for a real Kafka cluster: framing, connections, version
-//!   negotiation and admin calls, with message structs from the kafka-protocol crate.
+//! - [`remote`]: the client for a real Kafka cluster: framing, connections (TLS, SASL), version
+//!   negotiation, producer, fetcher, group membership and admin calls, with message structs from
+//!   the kafka-protocol crate.
 //! - [`backend`]: the operations the tools need, on the local log or a remote cluster.
 //! - [`cli`]: clap definitions, option validation and output of the four tools.
 //!
-//! Dependency direction: `cli -> backend -> {local, remote} -> record`. Only `cli` prints.
+//! Dependency direction: `cli -> backend -> {local, remote} -> {record, partitioner, assignor}`. Only `cli` prints.
 
+pub mod assignor;
 pub mod backend;
 pub mod cli;
 pub mod local;

@@ -55,7 +55,7 @@ const UNSTABLE_OFFSET_COMMIT: i16 = 88;
 const RANGE: &str = "range";
 
 /// A topic and partition.
-pub type TopicPartition = (String, u32);
+pub use crate::assignor::TopicPartition;
 
 /// Partitions by topic, sorted.
 type Partitions = BTreeMap<String, BTreeSet<i32>>;
@@ -435,7 +435,7 @@ impl GroupMember {
         if !missing.is_empty() {
             counts.extend(fetcher.topics(Some(&missing)).await?);
         }
-        let plan = crate::local::group::assign::range(&counts, &subscriptions);
+        let plan = crate::assignor::range(&counts, &subscriptions);
         plan.into_iter()
             .map(|(member, tps)| {
                 let mut partitions = Partitions::new();

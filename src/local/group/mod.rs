@@ -5,7 +5,7 @@
 //!   delete.
 //! - [`member`]: [`Member`], one live member of a group: join, heartbeat, failure detection,
 //!   rebalancing, commits, leave.
-//! - [`assign`]: Kafka's range assignment.
+//! - Kafka's range assignment is [`crate::assignor`], shared with groups on a cluster.
 //!
 //! # Layout
 //!
@@ -55,7 +55,6 @@
 //! stopped; it learns of the eviction at its next poll (which is why the loop polls before each
 //! fetch), and its commits are refused from the moment it was evicted.
 
-pub mod assign;
 pub mod member;
 pub mod store;
 
@@ -66,7 +65,7 @@ pub use member::{AssignmentChange, Member, MemberConfig};
 pub use store::GroupStore;
 
 /// A topic name and a partition number.
-pub type TopicPartition = (String, u32);
+pub use crate::assignor::TopicPartition;
 
 /// The assignor name the embedded log reports, as Kafka's `RangeAssignor` does.
 pub const RANGE_PROTOCOL: &str = "range";

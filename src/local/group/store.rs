@@ -18,7 +18,7 @@ use super::super::logdir::{sync_dir, write_atomically};
 use super::member::{Member, MemberConfig};
 use super::{
     CommittedOffset, GROUP_SUBSCRIBED_TO_TOPIC, GroupDescription, GroupState, MemberDescription,
-    RANGE_PROTOCOL, TopicPartition, assign, decode_name, encode_name,
+    RANGE_PROTOCOL, TopicPartition, decode_name, encode_name,
 };
 
 /// The directory under the log dir that holds every group.
@@ -611,7 +611,7 @@ pub(crate) fn targets(live: &[Peer]) -> BTreeMap<String, Vec<TopicPartition>> {
             )
         })
         .collect();
-    assign::range(&counts, &subscriptions)
+    crate::assignor::range(&counts, &subscriptions)
 }
 
 /// Empty without live members; Stable if each owns exactly its target; else PreparingRebalance.

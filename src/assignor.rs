@@ -1,5 +1,6 @@
-//! Kafka's range assignment (`RangeAssignor`), which every member computes on its own from the
-//! same inputs, so all members agree without a leader.
+//! Kafka's range assignment (`RangeAssignor`): on the embedded log every member computes it on
+//! its own from the same inputs, so all members agree without a coordinator; on a cluster the
+//! group leader computes it for everyone.
 //!
 //! Per topic, the members subscribed to it are sorted by member id and the partitions are split
 //! into contiguous ranges: each gets `partitions / members`, and the first `partitions % members`
@@ -7,7 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::TopicPartition;
+/// A topic and partition.
+pub type TopicPartition = (String, u32);
 
 /// Assigns partitions to members.
 ///
