@@ -1,4 +1,4 @@
-//! The console producer survives its broker restarting mid-stream: a long stream of numbered
+//! The console producer (and a group consumer) survive their broker restarting mid-stream: a long stream of numbered
 //! lines is piped in slowly while the broker is killed (SIGKILL) and restarted on the same port,
 //! then stopped cleanly and restarted again. The producer (acks=all, idempotent, the console
 //! producer's defaults but a longer request timeout) must end with status 0, and reading the
@@ -277,5 +277,102 @@ fn producer_survives_broker_kill_and_restart_without_loss_or_duplicates() {
         by_partition.len() > 1,
         "the lines went to one partition only: {:?}",
         by_partition.keys().collect::<Vec<_>>()
+    );
+}
+
+/// Waits until `path` holds at least `n` lines (at most a minute).
+fn wait_for_lines(path: &Path, n: usize) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let got = std::fs::read_to_string(path).unwrap_or_default();
+        if got.lines().count() >= n {
+            return got;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "only {} of {n} lines arrived",
+            got.lines().count()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn group_consumer_waits_out_a_broker_restart() {
+    let Some(own) = OwnBroker::start() else {
+        return;
+    };
+    let bootstrap = own.bootstrap.clone();
+    let topic = broker::unique_topic("restart-consume");
+    let produce = |from: usize, to: usize| {
+        let input: String = (from..to).map(|i| format!("{i}\n")).collect();
+        let out = Command::new(assert_cmd::cargo::cargo_bin("kafka-console-producer"))
+            .args(["--bootstrap-server", &bootstrap, "--topic", &topic])
+            .env_remove("KAFKIT_LOG_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                child
+                    .stdin
+                    .take()
+                    .expect("stdin")
+                    .write_all(input.as_bytes())?;
+                child.wait_with_output()
+            })
+            .expect("producer runs");
+        assert!(out.status.success(), "produce: {}", text(&out.stderr));
+    };
+    let created = Command::new(assert_cmd::cargo::cargo_bin("kafka-topics"))
+        .args([
+            "--bootstrap-server",
+            &bootstrap,
+            "--create",
+            "--topic",
+            &topic,
+        ])
+        .args(["--partitions", "3"])
+        .env_remove("KAFKIT_LOG_DIR")
+        .output()
+        .expect("kafka-topics runs");
+    assert!(created.status.success(), "{}", text(&created.stderr));
+    produce(0, 100);
+
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("out");
+    let err_path = dir.path().join("err");
+    let mut consumer = Command::new(assert_cmd::cargo::cargo_bin("kafka-console-consumer"))
+        .args(["--bootstrap-server", &bootstrap, "--topic", &topic])
+        .args(["--group", "restart-group", "--from-beginning"])
+        .env_remove("KAFKIT_LOG_DIR")
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .expect("consumer starts");
+    wait_for_lines(&out_path, 100);
+    own.kill();
+    // Down long enough for the consumer to notice.
+    std::thread::sleep(Duration::from_secs(3));
+    own.restart();
+    produce(100, 200);
+    let got = wait_for_lines(&out_path, 200);
+    let status = Command::new("kill")
+        .args(["-INT", &consumer.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let ended = consumer.wait().unwrap();
+    let err = std::fs::read_to_string(&err_path).unwrap();
+    assert_eq!(ended.code(), Some(130), "{err}");
+    let mut numbers: Vec<usize> = got.lines().map(|l| l.parse().unwrap()).collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, (0..200).collect::<Vec<_>>(), "each record once");
+    // One warning for the outage, not one per retry; the last line is Kafka's count.
+    assert_eq!(err.matches("WARN: lost the cluster").count(), 1, "{err}");
+    assert!(
+        err.ends_with("Processed a total of 200 messages\n"),
+        "{err}"
     );
 }

@@ -27,7 +27,7 @@ use crate::local::group::member::AssignmentChange;
 use crate::local::group::{Member, MemberConfig, TopicPartition};
 use crate::local::{LocalError, LogDir, PartitionLog, topic_name};
 use crate::record::{BatchHeader, BatchIter, for_each_record};
-use crate::remote::{ConsumerClient, Fetched, Isolation, MemberSettings, Tp};
+use crate::remote::{ConsumerClient, Fetched, Isolation, MemberSettings, RemoteError, Tp};
 
 /// Kafka's formatter classes, offered by completions.
 const FORMATTERS: &[&str] = &[
@@ -50,6 +50,8 @@ const DESERIALIZERS: &[&str] = &[
 ];
 /// How long the consumer sleeps when every partition is caught up.
 const POLL_INTERVAL: Duration = Duration::from_millis(20);
+/// How long to wait before asking an unreachable cluster again.
+const RECONNECT_BACKOFF: Duration = Duration::from_secs(1);
 /// How often topic metadata is re-read (new partitions, new topics for `--include`).
 const METADATA_REFRESH: Duration = Duration::from_millis(500);
 /// Bytes read from one partition per round.
@@ -634,6 +636,8 @@ struct Consumer {
     initial: BTreeSet<TopicPartition>,
     count: u64,
     warned_missing: bool,
+    /// The cluster could not be reached in the last round (warned once).
+    disconnected: bool,
     /// Set after the first metadata refresh.
     started: bool,
     out: Vec<u8>,
@@ -677,6 +681,7 @@ impl Consumer {
             initial: BTreeSet::new(),
             count: 0,
             warned_missing: false,
+            disconnected: false,
             started: false,
             out: Vec::with_capacity(FETCH_BYTES + 4096),
             fetched: Vec::with_capacity(FETCH_BYTES),
@@ -689,11 +694,28 @@ impl Consumer {
         let mut last_refresh: Option<Instant> = None;
         let mut display: Option<Progress> = None;
         loop {
+            if interrupt.is_set() {
+                return Err(CliError::Interrupted);
+            }
+            // Also while the cluster is unreachable: --timeout-ms bounds the wait for records.
+            if self.disconnected
+                && opts
+                    .timeout
+                    .is_some_and(|t| self.last_record.elapsed() >= t)
+            {
+                return Ok(());
+            }
             if last_refresh.is_none_or(|t| t.elapsed() >= METADATA_REFRESH) {
-                self.refresh(opts)?;
+                let refreshed = self.refresh(opts);
+                let Some(()) = self.unless_disconnected(refreshed)? else {
+                    continue;
+                };
                 last_refresh = Some(Instant::now());
             }
-            self.rebalance(opts)?;
+            let rebalanced = self.rebalance(opts);
+            let Some(()) = self.unless_disconnected(rebalanced)? else {
+                continue;
+            };
             if display.is_none() && opts.progress && opts.until_end {
                 // The end is known once partitions are assigned: a bar with an ETA.
                 let total = self
@@ -704,7 +726,10 @@ impl Consumer {
                 display = Some(Progress::new(true, Total::Records(total)));
             }
             let before = (self.count, self.out.len());
-            let (progress, stop) = self.poll(opts)?;
+            let polled = self.poll(opts);
+            let Some((progress, stop)) = self.unless_disconnected(polled)? else {
+                continue;
+            };
             if let Some(d) = display.as_mut() {
                 d.add(self.count - before.0, (self.out.len() - before.1) as u64);
                 if stop.is_some() {
@@ -735,6 +760,38 @@ impl Consumer {
                 }
                 std::thread::sleep(POLL_INTERVAL);
             }
+        }
+    }
+
+    /// A cluster that cannot be reached right now (a broker restarting) is waited for, as
+    /// Kafka's consumer waits: one warning, then a retry every second. `None` means "try again".
+    fn unless_disconnected<T>(
+        &mut self,
+        result: Result<T, CliError>,
+    ) -> Result<Option<T>, CliError> {
+        match result {
+            Ok(v) => {
+                self.disconnected = false;
+                Ok(Some(v))
+            }
+            Err(CliError::Runtime(e))
+                if e.downcast_ref::<RemoteError>()
+                    .is_some_and(RemoteError::is_connection) =>
+            {
+                if !self.disconnected {
+                    let what = e
+                        .downcast_ref::<RemoteError>()
+                        .and_then(RemoteError::connection_summary)
+                        .unwrap_or_else(|| e.to_string());
+                    eprintln!(
+                        "WARN: lost the cluster ({what}); retrying every second until it answers"
+                    );
+                    self.disconnected = true;
+                }
+                std::thread::sleep(RECONNECT_BACKOFF);
+                Ok(None)
+            }
+            Err(e) => Err(e),
         }
     }
 

@@ -147,6 +147,8 @@ pub fn parse_bootstrap(servers: &str) -> Result<Vec<(String, u16)>> {
 #[derive(Debug)]
 pub struct Client {
     pub(super) conn: Connection,
+    /// The bootstrap list, to connect again after the connection was lost.
+    servers: String,
 }
 
 impl Client {
@@ -190,7 +192,12 @@ impl Client {
             let mut reason = format!("{host} resolves to no address");
             for socket in resolved {
                 match Connection::open(&name, socket, &attempt).await {
-                    Ok(conn) => return Ok(Client { conn }),
+                    Ok(conn) => {
+                        return Ok(Client {
+                            conn,
+                            servers: servers.to_string(),
+                        });
+                    }
                     Err(ConnectFailure::Unreachable(r)) => reason = r,
                     // Settings to fix and refused credentials: trying on would not help.
                     Err(ConnectFailure::Handshake(e)) if e.is_security() => return Err(e),
@@ -209,6 +216,16 @@ impl Client {
                 attempts: unreachable.join(", "),
             }),
         }
+    }
+
+    /// The bootstrap connection, connecting again (to the first server of the bootstrap list
+    /// that answers) when a failure left it unusable: a broker that restarted, say.
+    pub(crate) async fn live_connection(&mut self) -> Result<&mut Connection> {
+        if !self.conn.is_usable() {
+            let config = self.conn.config().clone();
+            self.conn = Client::connect(&self.servers, config).await?.conn;
+        }
+        Ok(&mut self.conn)
     }
 
     /// The bootstrap connection, for the requests of other modules (Produce, InitProducerId).

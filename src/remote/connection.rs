@@ -151,6 +151,11 @@ impl Connection {
         Ok(conn)
     }
 
+    /// False once a failure left the connection unusable (see the module docs).
+    pub fn is_usable(&self) -> bool {
+        !self.poisoned
+    }
+
     /// The address this connection was opened with, for messages.
     pub fn addr(&self) -> &str {
         &self.addr

@@ -127,6 +127,34 @@ impl RemoteError {
         )
     }
 
+    /// Whether the connection failed (refused, closed, timed out): the cluster may be back in a
+    /// moment, unlike a refusal, a bad setting or a protocol error.
+    pub fn is_connection(&self) -> bool {
+        matches!(
+            self,
+            RemoteError::Connect { .. }
+                | RemoteError::Closed { .. }
+                | RemoteError::Io { .. }
+                | RemoteError::Timeout { .. }
+        )
+    }
+
+    /// For a connection failure, what happened in a few words without the hints meant for a
+    /// first connection (`127.0.0.1:9092 closed the connection`).
+    pub fn connection_summary(&self) -> Option<String> {
+        Some(match self {
+            RemoteError::Connect { attempts } => format!("cannot connect to {attempts}"),
+            RemoteError::Closed { addr, .. } => format!("{addr} closed the connection"),
+            RemoteError::Io { addr, source, .. } => format!("{addr}: {source}"),
+            RemoteError::Timeout {
+                addr, timeout_ms, ..
+            } => {
+                format!("{addr} did not answer within {timeout_ms} ms")
+            }
+            _ => return None,
+        })
+    }
+
     /// The Kafka error code when the broker refused the request.
     pub fn code(&self) -> Option<i16> {
         match self {

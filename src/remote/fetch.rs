@@ -114,6 +114,8 @@ impl Fetcher {
     }
 
     pub async fn topics(&mut self, names: Option<&[String]>) -> Result<BTreeMap<String, u32>> {
+        // After a lost connection (a broker restart) this connects again, or fails with why.
+        self.bootstrap.live_connection().await?;
         let meta = self.bootstrap.metadata(names).await?;
         self.brokers = meta.brokers.into_iter().map(|b| (b.id, b)).collect();
         let mut out = BTreeMap::new();

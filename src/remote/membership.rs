@@ -261,7 +261,7 @@ impl GroupMember {
     /// The connection to the coordinator, finding it first when needed.
     async fn coordinator(&mut self, fetcher: &mut Fetcher) -> Result<&mut Connection> {
         if self.coordinator.is_none() {
-            let boot = fetcher.bootstrap().connection();
+            let boot = fetcher.bootstrap().live_connection().await?;
             let found = find_coordinator_with(boot, &self.settings.group_id, &self.config).await?;
             self.coordinator = Some(found);
         }
