@@ -27,7 +27,9 @@ use crate::local::group::member::AssignmentChange;
 use crate::local::group::{Member, MemberConfig, TopicPartition};
 use crate::local::{LocalError, LogDir, PartitionLog, topic_name};
 use crate::record::{BatchHeader, BatchIter, for_each_record};
-use crate::remote::{ConsumerClient, Fetched, Isolation, MemberSettings, RemoteError, Tp};
+use crate::remote::{
+    ConsumerClient, Fetched, GroupProtocol, Isolation, MemberSettings, RemoteError, Tp,
+};
 
 /// Kafka's formatter classes, offered by completions.
 const FORMATTERS: &[&str] = &[
@@ -195,6 +197,8 @@ struct GroupSettings {
     rebalance_timeout: Duration,
     /// `retry.backoff.ms`.
     retry_backoff: Duration,
+    /// `group.protocol` (a cluster's; the embedded log has one kind of group).
+    protocol: GroupProtocol,
 }
 
 impl GroupSettings {
@@ -220,21 +224,19 @@ impl GroupSettings {
                 ));
             }
         };
-        match props
+        let protocol = match props
             .get("group.protocol")
             .map(|v| v.trim().to_ascii_lowercase())
         {
-            None => {}
-            Some(v) if v == "classic" => {}
-            Some(v) if v == "consumer" => eprintln!(
-                "WARN: group.protocol=consumer (KIP-848) is not supported yet; joining with the classic protocol, which Kafka 4.x groups of either type accept."
-            ),
+            None => GroupProtocol::Classic,
+            Some(v) if v == "classic" => GroupProtocol::Classic,
+            Some(v) if v == "consumer" => GroupProtocol::Consumer,
             Some(v) => {
                 return usage(format!(
                     "Invalid value {v} for configuration group.protocol: String must be one of (case insensitive): CLASSIC, CONSUMER"
                 ));
             }
-        }
+        };
         Ok(GroupSettings {
             id,
             client_id: props
@@ -249,6 +251,7 @@ impl GroupSettings {
             },
             rebalance_timeout: ms("max.poll.interval.ms", 300_000)?,
             retry_backoff: ms("retry.backoff.ms", 100)?,
+            protocol,
         })
     }
 }
@@ -667,6 +670,7 @@ impl Consumer {
                     rebalance_timeout: g.rebalance_timeout,
                     heartbeat_interval: g.member.heartbeat_interval,
                     retry_backoff: g.retry_backoff,
+                    protocol: g.protocol,
                 });
                 None
             }

@@ -8,12 +8,17 @@
 
 use std::time::Duration;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use kafka_protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
-use kafka_protocol::messages::{FindCoordinatorRequest, GroupId, OffsetCommitRequest};
+use kafka_protocol::messages::offset_fetch_request::{
+    OffsetFetchRequestGroup, OffsetFetchRequestTopics,
+};
+use kafka_protocol::messages::{
+    FindCoordinatorRequest, GroupId, OffsetCommitRequest, OffsetFetchRequest, OffsetFetchResponse,
+};
 use kafka_protocol::protocol::StrBytes;
 
 use super::admin::topic_name;
@@ -138,4 +143,81 @@ pub fn commit_request<'a>(
                 })
                 .collect(),
         )
+}
+
+/// UNSTABLE_OFFSET_COMMIT: a transaction holds offsets of the partition; ask again shortly.
+pub const UNSTABLE_OFFSET_COMMIT: i16 = 88;
+
+/// What one OffsetFetch said about a member's committed offsets.
+#[derive(Debug)]
+pub enum Committed {
+    /// Next offsets to read by (topic, partition); partitions without a commit are absent.
+    Offsets(BTreeMap<(String, u32), i64>),
+    /// Ask again after a backoff; `moved`: find the coordinator first.
+    Retry { moved: bool },
+    /// A group error the member cannot recover from.
+    Failed(i16),
+}
+
+/// An OffsetFetch of the stable committed offsets of `partitions` (topic -> partitions) for
+/// `group`: a pending transactional commit is waited for rather than read past.
+pub fn offset_fetch_request(
+    group: &str,
+    partitions: &BTreeMap<String, BTreeSet<i32>>,
+) -> OffsetFetchRequest {
+    OffsetFetchRequest::default()
+        .with_require_stable(true)
+        .with_groups(vec![
+            OffsetFetchRequestGroup::default()
+                .with_group_id(group_id(group))
+                .with_topics(Some(
+                    partitions
+                        .iter()
+                        .map(|(t, ps)| {
+                            OffsetFetchRequestTopics::default()
+                                .with_name(topic_name(t))
+                                .with_partition_indexes(ps.iter().copied().collect())
+                        })
+                        .collect(),
+                )),
+        ])
+}
+
+/// Reads the answer to [`offset_fetch_request`] from the coordinator at `addr`.
+pub fn read_committed(response: OffsetFetchResponse, addr: &str) -> Result<Committed> {
+    let Some(group) = response.groups.into_iter().next() else {
+        return Err(RemoteError::Protocol {
+            addr: addr.to_string(),
+            api: "OffsetFetch",
+            reason: "no answer for the group".to_string(),
+        });
+    };
+    if is_coordinator_error(group.error_code) {
+        return Ok(Committed::Retry { moved: true });
+    }
+    if group.error_code != 0 {
+        return Ok(Committed::Failed(group.error_code));
+    }
+    let mut out = BTreeMap::new();
+    let mut retry = false;
+    for t in &group.topics {
+        for p in &t.partitions {
+            match p.error_code {
+                0 if p.committed_offset >= 0 => {
+                    out.insert(
+                        (t.name.0.to_string(), p.partition_index as u32),
+                        p.committed_offset,
+                    );
+                }
+                0 => {}
+                UNSTABLE_OFFSET_COMMIT => retry = true,
+                c => return Ok(Committed::Failed(c)),
+            }
+        }
+    }
+    Ok(if retry {
+        Committed::Retry { moved: false }
+    } else {
+        Committed::Offsets(out)
+    })
 }

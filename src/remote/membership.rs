@@ -20,13 +20,10 @@ use std::time::Duration;
 use kafka_protocol::messages::consumer_protocol_assignment::TopicPartition as AssignedTopic;
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_protocol::messages::leave_group_request::MemberIdentity;
-use kafka_protocol::messages::offset_fetch_request::{
-    OffsetFetchRequestGroup, OffsetFetchRequestTopics,
-};
 use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
 use kafka_protocol::messages::{
     ConsumerProtocolAssignment, ConsumerProtocolSubscription, HeartbeatRequest, JoinGroupRequest,
-    LeaveGroupRequest, OffsetCommitRequest, OffsetFetchRequest, SyncGroupRequest,
+    LeaveGroupRequest, OffsetCommitRequest, SyncGroupRequest,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -34,7 +31,8 @@ use super::admin::topic_name;
 use super::connection::{ClientConfig, Connection, connect_broker};
 use super::consumer_protocol;
 use super::coordinator::{
-    Coordinator, commit_request, find_coordinator_with, group_id, is_coordinator_error,
+    Committed, Coordinator, UNSTABLE_OFFSET_COMMIT, commit_request, find_coordinator_with,
+    group_id, is_coordinator_error, offset_fetch_request, read_committed,
 };
 use super::error::{RemoteError, Result};
 use super::fetch::Fetcher;
@@ -49,8 +47,6 @@ const REBALANCE_IN_PROGRESS: i16 = 27;
 const MEMBER_ID_REQUIRED: i16 = 79;
 /// FENCED_INSTANCE_ID.
 const FENCED_INSTANCE_ID: i16 = 82;
-/// UNSTABLE_OFFSET_COMMIT: a transaction holds offsets of the partition; ask again shortly.
-const UNSTABLE_OFFSET_COMMIT: i16 = 88;
 /// The assignor we offer, known to every Java consumer (in its default list since 3.0).
 const RANGE: &str = "range";
 
@@ -58,7 +54,7 @@ const RANGE: &str = "range";
 pub use crate::assignor::TopicPartition;
 
 /// Partitions by topic, sorted.
-type Partitions = BTreeMap<String, BTreeSet<i32>>;
+pub(crate) type Partitions = BTreeMap<String, BTreeSet<i32>>;
 
 /// The consumer-protocol version we write: v1 is understood by every 2.x+ client.
 const PROTOCOL_VERSION: i16 = 1;
@@ -76,6 +72,18 @@ pub struct MemberSettings {
     pub heartbeat_interval: Duration,
     /// `retry.backoff.ms`.
     pub retry_backoff: Duration,
+    /// `group.protocol`: which protocol the member speaks.
+    pub protocol: GroupProtocol,
+}
+
+/// Kafka's `group.protocol`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum GroupProtocol {
+    /// JoinGroup/SyncGroup/Heartbeat, the assignment computed by the group's leader.
+    #[default]
+    Classic,
+    /// KIP-848's ConsumerGroupHeartbeat, the assignment computed by the coordinator.
+    Consumer,
 }
 
 /// What a poll changed. Apply `revoked` first, then `acquired`.
@@ -472,75 +480,30 @@ impl GroupMember {
         fetcher: &mut Fetcher,
         partitions: &Partitions,
     ) -> Result<BTreeMap<TopicPartition, i64>> {
-        let mut out = BTreeMap::new();
         if partitions.is_empty() {
-            return Ok(out);
+            return Ok(BTreeMap::new());
         }
-        let request = OffsetFetchRequest::default()
-            .with_require_stable(true)
-            .with_groups(vec![
-                OffsetFetchRequestGroup::default()
-                    .with_group_id(group_id(&self.settings.group_id))
-                    .with_topics(Some(
-                        partitions
-                            .iter()
-                            .map(|(t, ps)| {
-                                OffsetFetchRequestTopics::default()
-                                    .with_name(topic_name(t))
-                                    .with_partition_indexes(ps.iter().copied().collect())
-                            })
-                            .collect(),
-                    )),
-            ]);
+        let request = offset_fetch_request(&self.settings.group_id, partitions);
         let deadline = tokio::time::Instant::now() + self.config.request_timeout;
         loop {
             let Some(response) = self.send_to_coordinator(fetcher, &request).await? else {
                 continue;
             };
-            let Some(group) = response.groups.into_iter().next() else {
-                return Err(RemoteError::Protocol {
-                    addr: self.coordinator_addr(),
-                    api: "OffsetFetch",
-                    reason: "no answer for the group".to_string(),
-                });
-            };
-            let mut retry = is_coordinator_error(group.error_code);
-            if group.error_code != 0 && !retry {
-                return Err(self.group_error(group.error_code, "reading committed offsets"));
-            }
-            for t in &group.topics {
-                for p in &t.partitions {
-                    match p.error_code {
-                        0 if p.committed_offset >= 0 => {
-                            out.insert(
-                                (t.name.0.to_string(), p.partition_index as u32),
-                                p.committed_offset,
-                            );
-                        }
-                        0 => {}
-                        UNSTABLE_OFFSET_COMMIT => retry = true,
-                        c => return Err(self.group_error(c, "reading committed offsets")),
+            match read_committed(response, &self.coordinator_addr())? {
+                Committed::Offsets(out) => return Ok(out),
+                Committed::Failed(c) => {
+                    return Err(self.group_error(c, "reading committed offsets"));
+                }
+                Committed::Retry { moved } => {
+                    if tokio::time::Instant::now() >= deadline {
+                        return Err(unstable_for(&self.settings.group_id, &self.config));
                     }
+                    if moved {
+                        self.coordinator = None;
+                    }
+                    tokio::time::sleep(self.settings.retry_backoff).await;
                 }
             }
-            if !retry {
-                return Ok(out);
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return Err(RemoteError::Broker {
-                    code: UNSTABLE_OFFSET_COMMIT,
-                    message: format!(
-                        "the committed offsets of group {} stayed unavailable for {} ms",
-                        self.settings.group_id,
-                        self.config.request_timeout.as_millis()
-                    ),
-                });
-            }
-            if is_coordinator_error(group.error_code) {
-                self.coordinator = None;
-            }
-            out.clear();
-            tokio::time::sleep(self.settings.retry_backoff).await;
         }
     }
 
@@ -569,14 +532,25 @@ impl Drop for GroupMember {
     }
 }
 
-fn flatten(partitions: &Partitions) -> Vec<TopicPartition> {
+/// The error when a transaction kept the committed offsets of `group` unreadable.
+pub(crate) fn unstable_for(group: &str, config: &ClientConfig) -> RemoteError {
+    RemoteError::Broker {
+        code: UNSTABLE_OFFSET_COMMIT,
+        message: format!(
+            "the committed offsets of group {group} stayed unavailable for {} ms",
+            config.request_timeout.as_millis()
+        ),
+    }
+}
+
+pub(crate) fn flatten(partitions: &Partitions) -> Vec<TopicPartition> {
     partitions
         .iter()
         .flat_map(|(t, ps)| ps.iter().map(move |p| (t.clone(), *p as u32)))
         .collect()
 }
 
-fn is_connection_error(e: &RemoteError) -> bool {
+pub(crate) fn is_connection_error(e: &RemoteError) -> bool {
     matches!(
         e,
         RemoteError::Timeout { .. }
@@ -586,7 +560,7 @@ fn is_connection_error(e: &RemoteError) -> bool {
     )
 }
 
-fn millis(d: Duration) -> i32 {
+pub(crate) fn millis(d: Duration) -> i32 {
     i32::try_from(d.as_millis()).unwrap_or(i32::MAX)
 }
 

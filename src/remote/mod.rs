@@ -12,6 +12,7 @@
 //!   from `sasl.jaas.config` ([`jaas`]).
 //! - [`coordinator`]: FindCoordinator and a connection to a group's coordinator.
 //! - [`membership`]: a consumer's membership of a group (classic protocol, heartbeat thread).
+//! - [`consumer_membership`]: the same with KIP-848's consumer protocol (ConsumerGroupHeartbeat).
 //! - [`groups`]: the consumer-group admin calls (list, describe, offsets, reset, delete).
 //! - [`fetch`]: ListOffsets and Fetch at partition leaders, for the consumer.
 //! - [`admin`]: the bootstrap list and the admin calls (Metadata, DescribeTopicPartitions,
@@ -24,6 +25,7 @@
 pub mod admin;
 pub mod api;
 pub mod connection;
+pub mod consumer_membership;
 pub mod consumer_protocol;
 pub mod coordinator;
 pub mod error;
@@ -47,7 +49,7 @@ pub use connection::ClientConfig;
 pub use error::RemoteError;
 pub use fetch::{Fetched, Isolation, PartitionData, Tp};
 pub use groups::{CommittedOffset, GroupInfo, GroupMember, ListedGroup, OffsetDeleteOutcome};
-pub use membership::{Change, MemberSettings};
+pub use membership::{Change, GroupProtocol, MemberSettings};
 pub use produce::{Producer, ProducerSettings};
 
 use error::Result;
@@ -189,13 +191,20 @@ impl Cluster {
     }
 }
 
+/// A group membership in either protocol (`group.protocol`).
+#[derive(Debug)]
+enum Member {
+    Classic(membership::GroupMember),
+    Consumer(consumer_membership::ConsumerMember),
+}
+
 /// The blocking face of [`fetch::Fetcher`], for `kafka-console-consumer`.
 #[derive(Debug)]
 pub struct ConsumerClient {
     runtime: tokio::runtime::Runtime,
     fetcher: fetch::Fetcher,
     /// The group membership, after [`ConsumerClient::join_group`].
-    member: Option<membership::GroupMember>,
+    member: Option<Member>,
     config: ClientConfig,
 }
 
@@ -228,7 +237,15 @@ impl ConsumerClient {
 
     /// Becomes a member of a group; the first [`ConsumerClient::group_poll`] joins it.
     pub fn join_group(&mut self, settings: MemberSettings) {
-        self.member = Some(membership::GroupMember::new(settings, &self.config));
+        self.member = Some(match settings.protocol {
+            GroupProtocol::Classic => {
+                Member::Classic(membership::GroupMember::new(settings, &self.config))
+            }
+            GroupProtocol::Consumer => Member::Consumer(consumer_membership::ConsumerMember::new(
+                settings,
+                &self.config,
+            )),
+        });
     }
 
     /// See [`membership::GroupMember::poll`]; nothing changes when not in a group.
@@ -241,8 +258,17 @@ impl ConsumerClient {
         let Some(member) = self.member.as_mut() else {
             return Ok(Change::default());
         };
-        self.runtime
-            .block_on(member.poll(&mut self.fetcher, subscription, positions, commit))
+        let fetcher = &mut self.fetcher;
+        match member {
+            Member::Classic(m) => {
+                self.runtime
+                    .block_on(m.poll(fetcher, subscription, positions, commit))
+            }
+            Member::Consumer(m) => {
+                self.runtime
+                    .block_on(m.poll(fetcher, subscription, positions, commit))
+            }
+        }
     }
 
     /// See [`membership::GroupMember::commit`].
@@ -253,8 +279,11 @@ impl ConsumerClient {
         let Some(member) = self.member.as_mut() else {
             return Ok(());
         };
-        self.runtime
-            .block_on(member.commit(&mut self.fetcher, positions))
+        let fetcher = &mut self.fetcher;
+        match member {
+            Member::Classic(m) => self.runtime.block_on(m.commit(fetcher, positions)),
+            Member::Consumer(m) => self.runtime.block_on(m.commit(fetcher, positions)),
+        }
     }
 
     /// See [`membership::GroupMember::leave`].
@@ -266,8 +295,11 @@ impl ConsumerClient {
         let Some(member) = self.member.take() else {
             return Ok(());
         };
-        self.runtime
-            .block_on(member.leave(&mut self.fetcher, positions, commit))
+        let fetcher = &mut self.fetcher;
+        match member {
+            Member::Classic(m) => self.runtime.block_on(m.leave(fetcher, positions, commit)),
+            Member::Consumer(m) => self.runtime.block_on(m.leave(fetcher, positions, commit)),
+        }
     }
 
     /// Whether this consumer is a group member.
