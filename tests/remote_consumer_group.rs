@@ -1,7 +1,9 @@
 //! `kafka-console-consumer --group` against a real Kafka 4.3.1 broker, side by side with the Java
 //! console consumer in the same group: the classic group protocol (join, range assignment by
 //! whichever member leads, heartbeats, commits, leave) must interoperate so that the members
-//! split the partitions and, together, print every record exactly once.
+//! split the partitions and, together, print every record exactly once. The same holds for the
+//! new consumer group protocol (KIP-848, `group.protocol=consumer`), and a cluster without it
+//! refuses ours with a hint.
 
 mod common;
 
@@ -548,4 +550,109 @@ fn ours_on_the_new_protocol_makes_a_consumer_group_and_hands_over_on_leaving() {
     let second = Running::ours(&topic, &group, &args).finish(Duration::from_secs(60));
     let all: Vec<String> = first.into_iter().chain(second).collect();
     assert_each_once(&all, &lines);
+}
+
+/// A broker of one test alone, killed on drop (and by the script's owner watcher once this
+/// process is gone, however it ended).
+struct OwnBroker {
+    dir: tempfile::TempDir,
+    bootstrap: String,
+}
+
+impl OwnBroker {
+    /// Starts a broker with `extra` lines in its server.properties.
+    fn start(extra: &str) -> OwnBroker {
+        let dir = tempfile::Builder::new()
+            .prefix("kafkit-classic-only-")
+            .tempdir()
+            .expect("temp dir");
+        let out = Command::new("bash")
+            .arg(broker::script())
+            .arg("start")
+            .arg(dir.path())
+            .env("KAFKIT_BROKER_OWNER", std::process::id().to_string())
+            .env("KAFKIT_BROKER_EXTRA_PROPERTIES", extra)
+            .stdin(Stdio::null())
+            .output()
+            .expect("the broker script runs");
+        // `start` prints the bootstrap address, then the broker's directory.
+        let bootstrap = text(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        let own = OwnBroker { dir, bootstrap };
+        assert!(
+            out.status.success() && !own.bootstrap.is_empty(),
+            "kafka-broker.sh start failed: {}",
+            text(&out.stderr)
+        );
+        own
+    }
+}
+
+impl Drop for OwnBroker {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(self.dir.path().join("broker.pid")) {
+            let _ = Command::new("kill")
+                .args(["-KILL", pid.trim()])
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+#[test]
+fn a_cluster_without_the_new_protocol_is_refused_with_a_hint() {
+    // The shared broker first: it makes sure Java and Maven are there (or skips as every test
+    // here does when they are not and KAFKIT_REQUIRE_BROKER is unset).
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let own = OwnBroker::start("group.coordinator.rebalance.protocols=classic");
+    let topic = broker::unique_topic("cg-classic-only");
+    let out = broker::java_tool(
+        "org.apache.kafka.tools.TopicCommand",
+        &[
+            "--bootstrap-server",
+            &own.bootstrap,
+            "--create",
+            "--topic",
+            &topic,
+        ],
+    );
+    assert!(out.status.success(), "create: {}", text(&out.stderr));
+    let run = |protocol: &str| {
+        Command::new(assert_cmd::cargo::cargo_bin("kafka-console-consumer"))
+            .args(["--bootstrap-server", &own.bootstrap])
+            .args([
+                "--topic",
+                &topic,
+                "--group",
+                "classic-only",
+                "--timeout-ms",
+                "3000",
+            ])
+            .args(["--command-property", &format!("group.protocol={protocol}")])
+            .env_remove("KAFKIT_LOG_DIR")
+            .stdin(Stdio::null())
+            .output()
+            .expect("our consumer runs")
+    };
+    let refused = run("consumer");
+    let stderr = text(&refused.stderr);
+    assert!(!refused.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("group.protocol=classic") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+    let errors = stderr
+        .lines()
+        .filter(|l| !l.starts_with("Processed a total of"))
+        .count();
+    assert_eq!(errors, 1, "one line besides the count: {stderr}");
+    // The same broker takes the classic protocol: it was the protocol that was refused.
+    let classic = run("classic");
+    assert!(classic.status.success(), "{}", text(&classic.stderr));
 }

@@ -27,6 +27,7 @@
 # Environment: KAFKIT_KAFKA_HOME (cache dir, default <repo>/target/kafka-$KAFKA_VERSION),
 # KAFKIT_BROKER_START_TIMEOUT (seconds, default 120), JAVA (default java), MVN (default mvn),
 # KAFKIT_BROKER_OWNER (start and restart: a pid; the broker is killed once that process is gone).
+# KAFKIT_BROKER_EXTRA_PROPERTIES (start: lines appended to the broker's server.properties).
 # Exit status 3 means a prerequisite is missing (Java 17+ or Maven): the caller may skip.
 set -euo pipefail
 
@@ -225,6 +226,10 @@ log.cleaner.backoff.ms=500
 # Tests create every topic they use, as the tools' users must on a real cluster.
 auto.create.topics.enable=false
 EOF
+    # A test's own broker may differ (e.g. a classic-only group coordinator): extra lines.
+    if [[ -n ${KAFKIT_BROKER_EXTRA_PROPERTIES:-} ]]; then
+        printf '%s\n' "$KAFKIT_BROKER_EXTRA_PROPERTIES" >>"$dir/server.properties"
+    fi
 }
 
 BROKER_PID=
