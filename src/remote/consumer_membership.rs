@@ -325,6 +325,8 @@ impl ConsumerMember {
             assignment.keys().all(|id| ids.values().any(|v| v == id))
         };
         if !known(&self.ids) {
+            // After a lost connection (a broker restart) this connects again, or fails with why.
+            fetcher.bootstrap().live_connection().await?;
             let meta = fetcher.bootstrap().metadata(None).await?;
             for t in meta.topics {
                 let Ok(bytes) = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&t.id)
