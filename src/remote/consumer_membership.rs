@@ -33,15 +33,11 @@ use uuid::Uuid;
 
 use super::connection::{ClientConfig, Connection, connect_broker};
 use super::coordinator::{
-    Committed, Coordinator, commit_request, find_coordinator_with, group_id, is_coordinator_error,
-    offset_fetch_request, read_committed,
+    Coordinator, CoordinatorLink, commit_request, group_id, is_coordinator_error,
 };
 use super::error::{RemoteError, Result};
 use super::fetch::Fetcher;
-use super::membership::{
-    Change, MemberSettings, Partitions, TopicPartition, flatten, is_connection_error, millis,
-    unstable_for,
-};
+use super::membership::{Change, MemberSettings, Partitions, TopicPartition, flatten, millis};
 
 /// ILLEGAL_GENERATION.
 const ILLEGAL_GENERATION: i16 = 22;
@@ -80,7 +76,7 @@ pub struct ConsumerMember {
     settings: MemberSettings,
     config: ClientConfig,
     /// The consumer thread's own connection to the coordinator, for commits and offsets.
-    coordinator: Option<Coordinator>,
+    link: CoordinatorLink,
     member_id: String,
     /// Owned partitions by topic name.
     owned: Partitions,
@@ -101,10 +97,11 @@ impl ConsumerMember {
             settings.heartbeat_interval,
             config.clone(),
         );
+        let link = CoordinatorLink::new(&settings.group_id, config.clone(), settings.retry_backoff);
         ConsumerMember {
             settings,
             config: config.clone(),
-            coordinator: None,
+            link,
             member_id,
             owned: Partitions::new(),
             ids: BTreeMap::new(),
@@ -149,7 +146,7 @@ impl ConsumerMember {
             s.beat_now = true;
         }
         if rediscover {
-            self.coordinator = None;
+            self.link.forget();
             let coordinator = self.coordinator(fetcher).await?;
             let target = Target {
                 node_id: coordinator.node_id,
@@ -240,7 +237,7 @@ impl ConsumerMember {
                 .map(|((t, p), o)| (t.as_str(), *p as i32, *o)),
         );
         for _attempt in 0..3 {
-            let Some(response) = self.send_to_coordinator(fetcher, &request).await? else {
+            let Some(response) = self.link.send(fetcher.bootstrap(), &request).await? else {
                 continue;
             };
             let code = response
@@ -258,7 +255,7 @@ impl ConsumerMember {
                 | ILLEGAL_GENERATION
                 | REBALANCE_IN_PROGRESS => return Ok(()),
                 c if is_coordinator_error(c) => {
-                    self.coordinator = None;
+                    self.link.forget();
                     tokio::time::sleep(self.settings.retry_backoff).await;
                 }
                 c => return Err(self.group_error(c, None)),
@@ -288,7 +285,7 @@ impl ConsumerMember {
             .with_member_id(StrBytes::from_string(self.member_id.clone()))
             .with_member_epoch(LEAVE_EPOCH);
         // Leaving is a courtesy: if the coordinator has already forgotten us, so much the better.
-        let _ = self.send_to_coordinator(fetcher, &request).await;
+        let _ = self.link.send(fetcher.bootstrap(), &request).await;
         Ok(())
     }
 
@@ -356,82 +353,35 @@ impl ConsumerMember {
         fetcher: &mut Fetcher,
         partitions: &Partitions,
     ) -> Result<BTreeMap<TopicPartition, i64>> {
-        if partitions.is_empty() {
-            return Ok(BTreeMap::new());
-        }
-        let request = offset_fetch_request(&self.settings.group_id, partitions);
-        let deadline = tokio::time::Instant::now() + self.config.request_timeout;
-        loop {
-            let Some(response) = self.send_to_coordinator(fetcher, &request).await? else {
-                continue;
-            };
-            let addr = self
-                .coordinator
-                .as_ref()
-                .map_or_else(String::new, |c| c.conn.addr().to_string());
-            match read_committed(response, &addr)? {
-                Committed::Offsets(out) => return Ok(out),
-                Committed::Failed(c) => return Err(self.group_error(c, None)),
-                Committed::Retry { moved } => {
-                    if tokio::time::Instant::now() >= deadline {
-                        return Err(unstable_for(&self.settings.group_id, &self.config));
-                    }
-                    if moved {
-                        self.coordinator = None;
-                    }
-                    tokio::time::sleep(self.settings.retry_backoff).await;
-                }
-            }
+        match self.link.committed(fetcher.bootstrap(), partitions).await? {
+            Ok(offsets) => Ok(offsets),
+            Err(code) => Err(self.group_error(code, None)),
         }
     }
 
     /// The coordinator, found first when needed; refused when it cannot speak the consumer
     /// protocol.
-    async fn coordinator(&mut self, fetcher: &mut Fetcher) -> Result<&mut Coordinator> {
-        if self.coordinator.is_none() {
-            let boot = fetcher.bootstrap().live_connection().await?;
-            let found = find_coordinator_with(boot, &self.settings.group_id, &self.config).await?;
-            if found
-                .conn
-                .version::<ConsumerGroupHeartbeatRequest>()
-                .is_err()
-            {
-                return Err(unsupported(found.conn.addr(), None));
-            }
-            self.coordinator = Some(found);
+    async fn coordinator(&mut self, fetcher: &mut Fetcher) -> Result<&Coordinator> {
+        let boot = fetcher.bootstrap();
+        let speaks = self
+            .link
+            .get(boot)
+            .await?
+            .conn
+            .version::<ConsumerGroupHeartbeatRequest>()
+            .is_ok();
+        if !speaks {
+            let addr = self.link.addr();
+            self.link.forget();
+            return Err(unsupported(&addr, None));
         }
-        Ok(self.coordinator.as_mut().expect("found above"))
-    }
-
-    /// Sends a group request to the coordinator; `None` when the connection failed and the
-    /// request should be sent again to a coordinator found anew.
-    async fn send_to_coordinator<R: super::api::Api>(
-        &mut self,
-        fetcher: &mut Fetcher,
-        request: &R,
-    ) -> Result<Option<R::Response>> {
-        let backoff = self.settings.retry_backoff;
-        let conn = &mut self.coordinator(fetcher).await?.conn;
-        let version = conn.version::<R>()?;
-        match conn.send(request, version).await {
-            Ok(r) => Ok(Some(r)),
-            Err(e) if is_connection_error(&e) => {
-                self.coordinator = None;
-                tokio::time::sleep(backoff).await;
-                Ok(None)
-            }
-            Err(e) => Err(e),
-        }
+        Ok(self.link.current().expect("found above"))
     }
 
     /// A group error the member cannot recover from, in one line naming the group.
     fn group_error(&self, code: i16, message: Option<&str>) -> RemoteError {
         if code == UNSUPPORTED_VERSION {
-            let addr = self
-                .coordinator
-                .as_ref()
-                .map_or_else(String::new, |c| c.conn.addr().to_string());
-            return unsupported(&addr, message);
+            return unsupported(&self.link.addr(), message);
         }
         let e = RemoteError::broker(code, message);
         RemoteError::Broker {

@@ -21,7 +21,8 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
-use super::admin::topic_name;
+use super::admin::{Client, topic_name};
+use super::api::Api;
 
 use super::connection::{ClientConfig, Connection, connect_broker};
 use super::error::{RemoteError, Result};
@@ -65,6 +66,116 @@ pub async fn find_coordinator_with(
         port,
         conn: coordinator,
     })
+}
+
+/// A group member's link to its coordinator: found on first use, forgotten after a failure or
+/// a NOT_COORDINATOR-style answer, and found again on the next use.
+#[derive(Debug)]
+pub struct CoordinatorLink {
+    group: String,
+    /// For the coordinator connection (a member's request timeout covers a long JoinGroup).
+    config: ClientConfig,
+    /// `retry.backoff.ms`: the wait after a lost connection.
+    backoff: Duration,
+    current: Option<Coordinator>,
+}
+
+impl CoordinatorLink {
+    pub fn new(group: &str, config: ClientConfig, backoff: Duration) -> CoordinatorLink {
+        CoordinatorLink {
+            group: group.to_string(),
+            config,
+            backoff,
+            current: None,
+        }
+    }
+
+    /// The coordinator, asking `boot`'s broker for it first when none is known.
+    pub async fn get(&mut self, boot: &mut Client) -> Result<&mut Coordinator> {
+        if self.current.is_none() {
+            let conn = boot.live_connection().await?;
+            let found = find_coordinator_with(conn, &self.group, &self.config).await?;
+            self.current = Some(found);
+        }
+        Ok(self.current.as_mut().expect("found above"))
+    }
+
+    /// The coordinator known now, if any.
+    pub fn current(&self) -> Option<&Coordinator> {
+        self.current.as_ref()
+    }
+
+    /// The known coordinator's address, for messages (empty when none is known).
+    pub fn addr(&self) -> String {
+        self.current
+            .as_ref()
+            .map_or_else(String::new, |c| c.conn.addr().to_string())
+    }
+
+    /// Forgets the coordinator: the next use finds it again.
+    pub fn forget(&mut self) {
+        self.current = None;
+    }
+
+    /// The group's stable committed offsets of `partitions` (topic -> partitions): `Err(code)`
+    /// for a group error the member cannot recover from; a pending transactional commit or a
+    /// moving coordinator is waited for, up to the request timeout.
+    pub async fn committed(
+        &mut self,
+        boot: &mut Client,
+        partitions: &BTreeMap<String, BTreeSet<i32>>,
+    ) -> Result<std::result::Result<BTreeMap<(String, u32), i64>, i16>> {
+        if partitions.is_empty() {
+            return Ok(Ok(BTreeMap::new()));
+        }
+        let request = offset_fetch_request(&self.group, partitions);
+        let deadline = tokio::time::Instant::now() + self.config.request_timeout;
+        loop {
+            let Some(response) = self.send(boot, &request).await? else {
+                continue;
+            };
+            match read_committed(response, &self.addr())? {
+                Committed::Offsets(out) => return Ok(Ok(out)),
+                Committed::Failed(code) => return Ok(Err(code)),
+                Committed::Retry { moved } => {
+                    if tokio::time::Instant::now() >= deadline {
+                        return Err(RemoteError::Broker {
+                            code: UNSTABLE_OFFSET_COMMIT,
+                            message: format!(
+                                "the committed offsets of group {} stayed unavailable for {} ms",
+                                self.group,
+                                self.config.request_timeout.as_millis()
+                            ),
+                        });
+                    }
+                    if moved {
+                        self.forget();
+                    }
+                    tokio::time::sleep(self.backoff).await;
+                }
+            }
+        }
+    }
+
+    /// Sends a group request to the coordinator; `None` when the connection failed (the
+    /// coordinator is forgotten, after `retry.backoff.ms`) and the request should be sent again.
+    pub async fn send<R: Api>(
+        &mut self,
+        boot: &mut Client,
+        request: &R,
+    ) -> Result<Option<R::Response>> {
+        let conn = &mut self.get(boot).await?.conn;
+        let version = conn.version::<R>()?;
+        match conn.send(request, version).await {
+            Ok(r) => Ok(Some(r)),
+            Err(e) if e.is_connection() => {
+                self.forget();
+                tokio::time::sleep(self.backoff).await;
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
 }
 
 /// Whether `code` means "ask FindCoordinator again" (the group moved or is loading).

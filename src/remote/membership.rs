@@ -23,17 +23,14 @@ use kafka_protocol::messages::leave_group_request::MemberIdentity;
 use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
 use kafka_protocol::messages::{
     ConsumerProtocolAssignment, ConsumerProtocolSubscription, HeartbeatRequest, JoinGroupRequest,
-    LeaveGroupRequest, OffsetCommitRequest, SyncGroupRequest,
+    LeaveGroupRequest, SyncGroupRequest,
 };
 use kafka_protocol::protocol::StrBytes;
 
 use super::admin::topic_name;
 use super::connection::{ClientConfig, Connection, connect_broker};
 use super::consumer_protocol;
-use super::coordinator::{
-    Committed, Coordinator, UNSTABLE_OFFSET_COMMIT, commit_request, find_coordinator_with,
-    group_id, is_coordinator_error, offset_fetch_request, read_committed,
-};
+use super::coordinator::{CoordinatorLink, commit_request, group_id, is_coordinator_error};
 use super::error::{RemoteError, Result};
 use super::fetch::Fetcher;
 
@@ -105,10 +102,9 @@ impl Change {
 #[derive(Debug)]
 pub struct GroupMember {
     settings: MemberSettings,
-    /// The client settings for the coordinator connection, whose request timeout covers a
-    /// JoinGroup that waits for the whole group to rejoin.
-    config: ClientConfig,
-    coordinator: Option<Coordinator>,
+    /// The coordinator, with a request timeout that covers a JoinGroup waiting for the whole
+    /// group to rejoin.
+    link: CoordinatorLink,
     member_id: String,
     /// -1 until the first SyncGroup succeeds.
     generation: i32,
@@ -126,10 +122,10 @@ impl GroupMember {
             .request_timeout
             .max(settings.rebalance_timeout + Duration::from_secs(5));
         let heartbeat = Heartbeat::start(settings.heartbeat_interval, config.clone());
+        let link = CoordinatorLink::new(&settings.group_id, config.clone(), settings.retry_backoff);
         GroupMember {
             settings,
-            config,
-            coordinator: None,
+            link,
             member_id: String::new(),
             generation: -1,
             owned: Partitions::new(),
@@ -194,17 +190,8 @@ impl GroupMember {
                 .map(|((t, p), o)| (t.as_str(), *p as i32, *o)),
         );
         for _attempt in 0..3 {
-            let conn = self.coordinator(fetcher).await?;
-            let version = conn.version::<OffsetCommitRequest>()?;
-            let response = match conn.send(&request, version).await {
-                Ok(r) => r,
-                Err(e) => {
-                    self.coordinator = None;
-                    if !is_connection_error(&e) {
-                        return Err(e);
-                    }
-                    continue;
-                }
+            let Some(response) = self.link.send(fetcher.bootstrap(), &request).await? else {
+                continue;
             };
             let code = response
                 .topics
@@ -223,7 +210,7 @@ impl GroupMember {
                     return Ok(());
                 }
                 c if is_coordinator_error(c) => {
-                    self.coordinator = None;
+                    self.link.forget();
                     tokio::time::sleep(self.settings.retry_backoff).await;
                 }
                 c => {
@@ -259,21 +246,9 @@ impl GroupMember {
                         "the consumer is being closed",
                     ))),
             ]);
-        let conn = self.coordinator(fetcher).await?;
-        let version = conn.version::<LeaveGroupRequest>()?;
         // Leaving is a courtesy: if the coordinator has already forgotten us, so much the better.
-        let _ = conn.send(&request, version).await;
+        let _ = self.link.send(fetcher.bootstrap(), &request).await;
         Ok(())
-    }
-
-    /// The connection to the coordinator, finding it first when needed.
-    async fn coordinator(&mut self, fetcher: &mut Fetcher) -> Result<&mut Connection> {
-        if self.coordinator.is_none() {
-            let boot = fetcher.bootstrap().live_connection().await?;
-            let found = find_coordinator_with(boot, &self.settings.group_id, &self.config).await?;
-            self.coordinator = Some(found);
-        }
-        Ok(&mut self.coordinator.as_mut().expect("found above").conn)
     }
 
     /// JoinGroup and SyncGroup until both succeed in the same generation; our assignment.
@@ -310,7 +285,7 @@ impl GroupMember {
                         .with_metadata(metadata.clone()),
                 ])
                 .with_reason(Some(StrBytes::from_static_str("kafkit consumer joining")));
-            let joined = match self.send_to_coordinator(fetcher, &request).await? {
+            let joined = match self.link.send(fetcher.bootstrap(), &request).await? {
                 None => continue,
                 Some(r) => r,
             };
@@ -326,7 +301,7 @@ impl GroupMember {
                 }
                 REBALANCE_IN_PROGRESS => continue,
                 c if is_coordinator_error(c) => {
-                    self.coordinator = None;
+                    self.link.forget();
                     tokio::time::sleep(self.settings.retry_backoff).await;
                     continue;
                 }
@@ -347,7 +322,7 @@ impl GroupMember {
                 .with_protocol_type(Some(StrBytes::from_static_str("consumer")))
                 .with_protocol_name(protocol)
                 .with_assignments(assignments);
-            let synced = match self.send_to_coordinator(fetcher, &request).await? {
+            let synced = match self.link.send(fetcher.bootstrap(), &request).await? {
                 None => continue,
                 Some(r) => r,
             };
@@ -359,7 +334,7 @@ impl GroupMember {
                 }
                 REBALANCE_IN_PROGRESS | ILLEGAL_GENERATION => continue,
                 c if is_coordinator_error(c) => {
-                    self.coordinator = None;
+                    self.link.forget();
                     tokio::time::sleep(self.settings.retry_backoff).await;
                     continue;
                 }
@@ -368,7 +343,7 @@ impl GroupMember {
             let assignment =
                 consumer_protocol::decode_assignment(&synced.assignment).map_err(|e| {
                     RemoteError::Protocol {
-                        addr: self.coordinator_addr(),
+                        addr: self.link.addr(),
                         api: "SyncGroup",
                         reason: e.to_string(),
                     }
@@ -381,7 +356,7 @@ impl GroupMember {
                     .extend(t.partitions);
             }
             self.generation = generation;
-            let coordinator = self.coordinator.as_ref().expect("answered above");
+            let coordinator = self.link.current().expect("answered above");
             self.heartbeat.aim(Some(Target {
                 node_id: coordinator.node_id,
                 host: coordinator.host.clone(),
@@ -391,27 +366,6 @@ impl GroupMember {
                 member_id: self.member_id.clone(),
             }));
             return Ok(assigned);
-        }
-    }
-
-    /// Sends a group request to the coordinator; `None` when the connection failed and the
-    /// request should be sent again to a coordinator found anew.
-    async fn send_to_coordinator<R: super::api::Api>(
-        &mut self,
-        fetcher: &mut Fetcher,
-        request: &R,
-    ) -> Result<Option<R::Response>> {
-        let backoff = self.settings.retry_backoff;
-        let conn = self.coordinator(fetcher).await?;
-        let version = conn.version::<R>()?;
-        match conn.send(request, version).await {
-            Ok(r) => Ok(Some(r)),
-            Err(e) if is_connection_error(&e) => {
-                self.coordinator = None;
-                tokio::time::sleep(backoff).await;
-                Ok(None)
-            }
-            Err(e) => Err(e),
         }
     }
 
@@ -473,44 +427,16 @@ impl GroupMember {
             .collect()
     }
 
-    /// The group's committed offsets of `partitions` (stable ones: a pending transactional
-    /// commit is waited for).
+    /// The group's committed offsets of `partitions`.
     async fn committed(
         &mut self,
         fetcher: &mut Fetcher,
         partitions: &Partitions,
     ) -> Result<BTreeMap<TopicPartition, i64>> {
-        if partitions.is_empty() {
-            return Ok(BTreeMap::new());
+        match self.link.committed(fetcher.bootstrap(), partitions).await? {
+            Ok(offsets) => Ok(offsets),
+            Err(code) => Err(self.group_error(code, "reading committed offsets")),
         }
-        let request = offset_fetch_request(&self.settings.group_id, partitions);
-        let deadline = tokio::time::Instant::now() + self.config.request_timeout;
-        loop {
-            let Some(response) = self.send_to_coordinator(fetcher, &request).await? else {
-                continue;
-            };
-            match read_committed(response, &self.coordinator_addr())? {
-                Committed::Offsets(out) => return Ok(out),
-                Committed::Failed(c) => {
-                    return Err(self.group_error(c, "reading committed offsets"));
-                }
-                Committed::Retry { moved } => {
-                    if tokio::time::Instant::now() >= deadline {
-                        return Err(unstable_for(&self.settings.group_id, &self.config));
-                    }
-                    if moved {
-                        self.coordinator = None;
-                    }
-                    tokio::time::sleep(self.settings.retry_backoff).await;
-                }
-            }
-        }
-    }
-
-    fn coordinator_addr(&self) -> String {
-        self.coordinator
-            .as_ref()
-            .map_or_else(String::new, |c| c.conn.addr().to_string())
     }
 
     /// A group error the member cannot recover from, naming the group and what it was doing.
@@ -533,31 +459,11 @@ impl Drop for GroupMember {
 }
 
 /// The error when a transaction kept the committed offsets of `group` unreadable.
-pub(crate) fn unstable_for(group: &str, config: &ClientConfig) -> RemoteError {
-    RemoteError::Broker {
-        code: UNSTABLE_OFFSET_COMMIT,
-        message: format!(
-            "the committed offsets of group {group} stayed unavailable for {} ms",
-            config.request_timeout.as_millis()
-        ),
-    }
-}
-
 pub(crate) fn flatten(partitions: &Partitions) -> Vec<TopicPartition> {
     partitions
         .iter()
         .flat_map(|(t, ps)| ps.iter().map(move |p| (t.clone(), *p as u32)))
         .collect()
-}
-
-pub(crate) fn is_connection_error(e: &RemoteError) -> bool {
-    matches!(
-        e,
-        RemoteError::Timeout { .. }
-            | RemoteError::Closed { .. }
-            | RemoteError::Io { .. }
-            | RemoteError::Connect { .. }
-    )
 }
 
 pub(crate) fn millis(d: Duration) -> i32 {

@@ -194,8 +194,8 @@ impl Cluster {
 /// A group membership in either protocol (`group.protocol`).
 #[derive(Debug)]
 enum Member {
-    Classic(membership::GroupMember),
-    Consumer(consumer_membership::ConsumerMember),
+    Classic(Box<membership::GroupMember>),
+    Consumer(Box<consumer_membership::ConsumerMember>),
 }
 
 /// The blocking face of [`fetch::Fetcher`], for `kafka-console-consumer`.
@@ -238,12 +238,12 @@ impl ConsumerClient {
     /// Becomes a member of a group; the first [`ConsumerClient::group_poll`] joins it.
     pub fn join_group(&mut self, settings: MemberSettings) {
         self.member = Some(match settings.protocol {
-            GroupProtocol::Classic => {
-                Member::Classic(membership::GroupMember::new(settings, &self.config))
-            }
-            GroupProtocol::Consumer => Member::Consumer(consumer_membership::ConsumerMember::new(
+            GroupProtocol::Classic => Member::Classic(Box::new(membership::GroupMember::new(
                 settings,
                 &self.config,
+            ))),
+            GroupProtocol::Consumer => Member::Consumer(Box::new(
+                consumer_membership::ConsumerMember::new(settings, &self.config),
             )),
         });
     }
