@@ -32,9 +32,7 @@ use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
 
 use super::connection::{ClientConfig, Connection, connect_broker};
-use super::coordinator::{
-    Coordinator, CoordinatorLink, commit_request, group_id, is_coordinator_error,
-};
+use super::coordinator::{Coordinator, CoordinatorLink, group_id, is_coordinator_error};
 use super::error::{RemoteError, Result};
 use super::fetch::Fetcher;
 use super::membership::{Change, MemberSettings, Partitions, TopicPartition, flatten, millis};
@@ -228,41 +226,20 @@ impl ConsumerMember {
         if epoch <= 0 || positions.is_empty() {
             return Ok(());
         }
-        let request = commit_request(
-            &self.settings.group_id,
-            epoch,
-            &self.member_id,
-            positions
-                .iter()
-                .map(|((t, p), o)| (t.as_str(), *p as i32, *o)),
-        );
-        for _attempt in 0..3 {
-            let Some(response) = self.link.send(fetcher.bootstrap(), &request).await? else {
-                continue;
-            };
-            let code = response
-                .topics
-                .iter()
-                .flat_map(|t| t.partitions.iter())
-                .map(|p| p.error_code)
-                .find(|c| *c != 0)
-                .unwrap_or(0);
-            match code {
-                0 => return Ok(()),
-                STALE_MEMBER_EPOCH
-                | FENCED_MEMBER_EPOCH
-                | UNKNOWN_MEMBER_ID
-                | ILLEGAL_GENERATION
-                | REBALANCE_IN_PROGRESS => return Ok(()),
-                c if is_coordinator_error(c) => {
-                    self.link.forget();
-                    tokio::time::sleep(self.settings.retry_backoff).await;
-                }
-                c => return Err(self.group_error(c, None)),
-            }
+        let code = self
+            .link
+            .commit(fetcher.bootstrap(), epoch, &self.member_id, positions)
+            .await?;
+        match code {
+            0 => Ok(()),
+            // Our epoch moved on, or we were fenced: the next poll catches up.
+            STALE_MEMBER_EPOCH
+            | FENCED_MEMBER_EPOCH
+            | UNKNOWN_MEMBER_ID
+            | ILLEGAL_GENERATION
+            | REBALANCE_IN_PROGRESS => Ok(()),
+            c => Err(self.group_error(c, None)),
         }
-        // The coordinator kept moving: leave it to the next commit.
-        Ok(())
     }
 
     /// Commits `positions` when asked, then leaves the group with a heartbeat at epoch -1, so

@@ -157,6 +157,44 @@ impl CoordinatorLink {
         }
     }
 
+    /// Commits `positions` (next offsets to read) as member `member_id` of generation (or
+    /// member epoch) `generation`: the first partition error code, 0 when all were committed or
+    /// when the coordinator kept moving (the next commit will tell).
+    pub async fn commit(
+        &mut self,
+        boot: &mut Client,
+        generation: i32,
+        member_id: &str,
+        positions: &BTreeMap<(String, u32), i64>,
+    ) -> Result<i16> {
+        let request = commit_request(
+            &self.group,
+            generation,
+            member_id,
+            positions
+                .iter()
+                .map(|((t, p), o)| (t.as_str(), *p as i32, *o)),
+        );
+        for _attempt in 0..3 {
+            let Some(response) = self.send(boot, &request).await? else {
+                continue;
+            };
+            let code = response
+                .topics
+                .iter()
+                .flat_map(|t| t.partitions.iter())
+                .map(|p| p.error_code)
+                .find(|c| *c != 0)
+                .unwrap_or(0);
+            if !is_coordinator_error(code) {
+                return Ok(code);
+            }
+            self.forget();
+            tokio::time::sleep(self.backoff).await;
+        }
+        Ok(0)
+    }
+
     /// Sends a group request to the coordinator; `None` when the connection failed (the
     /// coordinator is forgotten, after `retry.backoff.ms`) and the request should be sent again.
     pub async fn send<R: Api>(

@@ -30,7 +30,7 @@ use kafka_protocol::protocol::StrBytes;
 use super::admin::topic_name;
 use super::connection::{ClientConfig, Connection, connect_broker};
 use super::consumer_protocol;
-use super::coordinator::{CoordinatorLink, commit_request, group_id, is_coordinator_error};
+use super::coordinator::{CoordinatorLink, group_id, is_coordinator_error};
 use super::error::{RemoteError, Result};
 use super::fetch::Fetcher;
 
@@ -181,45 +181,23 @@ impl GroupMember {
         if self.generation < 0 || positions.is_empty() {
             return Ok(());
         }
-        let request = commit_request(
-            &self.settings.group_id,
-            self.generation,
-            &self.member_id,
-            positions
-                .iter()
-                .map(|((t, p), o)| (t.as_str(), *p as i32, *o)),
-        );
-        for _attempt in 0..3 {
-            let Some(response) = self.link.send(fetcher.bootstrap(), &request).await? else {
-                continue;
-            };
-            let code = response
-                .topics
-                .iter()
-                .flat_map(|t| t.partitions.iter())
-                .map(|p| p.error_code)
-                .find(|c| *c != 0)
-                .unwrap_or(0);
-            match code {
-                0 => return Ok(()),
-                REBALANCE_IN_PROGRESS
-                | ILLEGAL_GENERATION
-                | UNKNOWN_MEMBER_ID
-                | FENCED_INSTANCE_ID => {
-                    self.heartbeat.request_rejoin();
-                    return Ok(());
-                }
-                c if is_coordinator_error(c) => {
-                    self.link.forget();
-                    tokio::time::sleep(self.settings.retry_backoff).await;
-                }
-                c => {
-                    return Err(self.group_error(c, "committing offsets"));
-                }
+        let code = self
+            .link
+            .commit(
+                fetcher.bootstrap(),
+                self.generation,
+                &self.member_id,
+                positions,
+            )
+            .await?;
+        match code {
+            0 => Ok(()),
+            REBALANCE_IN_PROGRESS | ILLEGAL_GENERATION | UNKNOWN_MEMBER_ID | FENCED_INSTANCE_ID => {
+                self.heartbeat.request_rejoin();
+                Ok(())
             }
+            c => Err(self.group_error(c, "committing offsets")),
         }
-        // The coordinator kept moving: leave it to the next commit.
-        Ok(())
     }
 
     /// Commits `positions` when asked, then leaves the group, so that the others rebalance at
