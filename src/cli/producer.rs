@@ -686,6 +686,25 @@ impl Sink {
     }
 }
 
+/// A record's partition: the one its JSON line names (which must exist), else the
+/// partitioner's choice for its key and size.
+fn choose_partition(
+    partitioner: &mut Partitioner,
+    named: Option<u32>,
+    partitions: u32,
+    (key, size): (Option<&[u8]>, usize),
+    number: u64,
+    topic: &str,
+) -> anyhow::Result<usize> {
+    match named {
+        Some(p) if p < partitions => Ok(p as usize),
+        Some(p) => Err(anyhow!(
+            "line {number} names partition {p}, but topic '{topic}' has {partitions} partition(s)"
+        )),
+        None => Ok(partitioner.partition(key, size) as usize),
+    }
+}
+
 /// Builds batches per partition and hands each finished one to the producer, which pipelines
 /// them to the partitions' leaders while the next ones are built.
 struct RemoteSink {
@@ -781,16 +800,14 @@ impl RemoteSink {
                 size + BATCH_OVERHEAD
             ));
         }
-        let p = match partition {
-            Some(p) if p < partitions => p as usize,
-            Some(p) => {
-                return Err(anyhow!(
-                    "line {number} names partition {p}, but topic '{}' has {partitions} partition(s)",
-                    self.topic
-                ));
-            }
-            None => self.partitioner.partition(key, size) as usize,
-        };
+        let p = choose_partition(
+            &mut self.partitioner,
+            partition,
+            partitions,
+            (key, size),
+            number,
+            &self.topic,
+        )?;
         if !self.builders[p].is_empty() && self.builders[p].size() + size > self.batch_limit {
             self.send_batch(p)?;
         }
@@ -919,16 +936,14 @@ impl LocalSink {
                 size + BATCH_OVERHEAD
             ));
         }
-        let p = match partition {
-            Some(p) if p < partitions => p as usize,
-            Some(p) => {
-                return Err(anyhow!(
-                    "line {number} names partition {p}, but topic '{}' has {partitions} partition(s)",
-                    self.topic
-                ));
-            }
-            None => self.partitioner.partition(key, size) as usize,
-        };
+        let p = choose_partition(
+            &mut self.partitioner,
+            partition,
+            partitions,
+            (key, size),
+            number,
+            &self.topic,
+        )?;
         let builder = &mut self.builders[p];
         if !builder.is_empty() && builder.size() + size > self.batch_size.min(max) {
             let before = self.pending[p].len();

@@ -353,13 +353,7 @@ impl Client {
             .topics
             .iter()
             .map(|r| {
-                let outcome = match r.error_code {
-                    0 => Ok(()),
-                    code => Err(RemoteError::broker(
-                        code,
-                        r.error_message.as_ref().map(|m| m.as_str()),
-                    )),
-                };
+                let outcome = RemoteError::check(r.error_code, r.error_message.as_deref());
                 (r.name.0.to_string(), outcome)
             })
             .collect::<Vec<_>>();
@@ -392,13 +386,7 @@ impl Client {
             .iter()
             .map(|r| {
                 let name = r.name.as_ref().map(|n| n.0.to_string()).unwrap_or_default();
-                let outcome = match r.error_code {
-                    0 => Ok(()),
-                    code => Err(RemoteError::broker(
-                        code,
-                        r.error_message.as_ref().map(|m| m.as_str()),
-                    )),
-                };
+                let outcome = RemoteError::check(r.error_code, r.error_message.as_deref());
                 (name, outcome)
             })
             .collect::<Vec<_>>();
@@ -590,13 +578,7 @@ impl Client {
             .results
             .iter()
             .map(|r| {
-                let outcome = match r.error_code {
-                    0 => Ok(()),
-                    code => Err(RemoteError::broker(
-                        code,
-                        r.error_message.as_ref().map(|m| m.as_str()),
-                    )),
-                };
+                let outcome = RemoteError::check(r.error_code, r.error_message.as_deref());
                 (r.name.0.to_string(), outcome)
             })
             .collect::<Vec<_>>();

@@ -155,6 +155,14 @@ impl RemoteError {
         })
     }
 
+    /// A per-item error code of a response: `Ok` for 0, else the broker's error.
+    pub fn check(code: i16, message: Option<&str>) -> Result<()> {
+        match code {
+            0 => Ok(()),
+            code => Err(RemoteError::broker(code, message)),
+        }
+    }
+
     /// The Kafka error code when the broker refused the request.
     pub fn code(&self) -> Option<i16> {
         match self {

@@ -309,13 +309,6 @@ trait AsyncCall<T> {
 }
 
 /// An error for a coordinator-level code, so that [`Client::at_coordinator`] retries it.
-fn check(code: i16, message: Option<&StrBytes>) -> Result<()> {
-    if code == 0 {
-        return Ok(());
-    }
-    Err(RemoteError::broker(code, message.map(|m| m.as_str())))
-}
-
 struct DescribeCall<'a>(&'a str);
 
 impl AsyncCall<Option<GroupInfo>> for DescribeCall<'_> {
@@ -330,7 +323,7 @@ impl AsyncCall<Option<GroupInfo>> for DescribeCall<'_> {
                     0 => return Ok(Some(consumer_group(g))),
                     // Not a new-protocol group (or none at all): ask DescribeGroups.
                     GROUP_ID_NOT_FOUND | UNSUPPORTED_VERSION => {}
-                    code => check(code, g.error_message.as_ref())?,
+                    code => RemoteError::check(code, g.error_message.as_deref())?,
                 }
             }
         }
@@ -343,7 +336,7 @@ impl AsyncCall<Option<GroupInfo>> for DescribeCall<'_> {
         match g.error_code {
             0 => {}
             GROUP_ID_NOT_FOUND => return Ok(None),
-            code => check(code, g.error_message.as_ref())?,
+            code => RemoteError::check(code, g.error_message.as_deref())?,
         }
         if g.group_state.as_str() == "Dead" {
             return Ok(None);
@@ -449,7 +442,7 @@ impl AsyncCall<BTreeMap<Tp, CommittedOffset>> for OffsetFetchCall<'_> {
         let response = conn.send(&request, version).await?;
         let mut out = BTreeMap::new();
         for g in response.groups {
-            check(g.error_code, None)?;
+            RemoteError::check(g.error_code, None)?;
             for t in g.topics {
                 for p in t.partitions {
                     // -1: no offset committed for this partition.
@@ -490,7 +483,7 @@ impl AsyncCall<Vec<(Tp, i16)>> for CommitCall<'_> {
         for t in response.topics {
             for p in t.partitions {
                 if is_coordinator_error(p.error_code) {
-                    check(p.error_code, None)?;
+                    RemoteError::check(p.error_code, None)?;
                 }
                 out.push(((t.name.0.to_string(), p.partition_index), p.error_code));
             }
@@ -512,7 +505,7 @@ impl AsyncCall<i16> for DeleteGroupCall<'_> {
             .find(|r| r.group_id.0.as_str() == self.0)
             .map_or(0, |r| r.error_code);
         if is_coordinator_error(code) {
-            check(code, None)?;
+            RemoteError::check(code, None)?;
         }
         Ok(code)
     }
@@ -551,7 +544,7 @@ impl AsyncCall<OffsetDeleteOutcome> for OffsetDeleteCall<'_> {
             );
         let response = conn.send(&request, version).await?;
         if is_coordinator_error(response.error_code) {
-            check(response.error_code, None)?;
+            RemoteError::check(response.error_code, None)?;
         }
         let partitions = response
             .topics
