@@ -731,6 +731,10 @@ impl Consumer {
             }
             let before = (self.count, self.out.len());
             let polled = self.poll(opts);
+            if polled.is_err() {
+                // Records formatted before the failure were read: print them before stopping.
+                let _ = self.write_out();
+            }
             let Some((progress, stop)) = self.unless_disconnected(polled)? else {
                 continue;
             };
@@ -751,7 +755,8 @@ impl Consumer {
             if let Some(Stop::Done) = stop {
                 return Ok(());
             }
-            self.auto_commit(opts)?;
+            let committed = self.auto_commit(opts);
+            self.unless_disconnected(committed)?;
             if interrupt.is_set() {
                 return Err(CliError::Interrupted);
             }

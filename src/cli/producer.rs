@@ -469,8 +469,7 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
                 });
                 if let Err(e) = result {
                     // Records read before the bad line are still delivered, as Kafka's are.
-                    sink.flush()?;
-                    return Err(e.into());
+                    return Err(stop_with(sink, e));
                 }
                 progress.add(lines.number - lines_before, chunk.len() as u64);
                 let _ = recycle.try_send(chunk);
@@ -495,17 +494,11 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
                 }
             }
             Ok(Err(e)) => {
-                sink.flush()?;
-                return Err(anyhow::Error::from(e)
-                    .context("cannot read standard input")
-                    .into());
+                let e = anyhow::Error::from(e).context("cannot read standard input");
+                return Err(stop_with(sink, e));
             }
             Err(RecvTimeoutError::Disconnected) => break,
             Err(RecvTimeoutError::Timeout) => {
-                if interrupt.is_set() {
-                    sink.flush()?;
-                    return Err(CliError::Interrupted);
-                }
                 if first_pending.is_some_and(|t| t.elapsed() >= settings.linger) {
                     sink.flush()?;
                     first_pending = None;
@@ -519,6 +512,17 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     }
     sink.close()?;
     Ok(())
+}
+
+/// Delivers what was read before `error` stopped the producer, then returns `error`, naming a
+/// failed delivery too rather than letting it hide the first cause.
+fn stop_with(sink: Sink, error: anyhow::Error) -> CliError {
+    match sink.close() {
+        Ok(()) => error.into(),
+        Err(sent) => {
+            anyhow!("{error:#}; the lines before it were not all delivered either: {sent:#}").into()
+        }
+    }
 }
 
 /// The size of stdin when it is a regular file (for the progress ETA).

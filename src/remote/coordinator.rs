@@ -132,6 +132,9 @@ impl CoordinatorLink {
         let deadline = tokio::time::Instant::now() + self.config.request_timeout;
         loop {
             let Some(response) = self.send(boot, &request).await? else {
+                if tokio::time::Instant::now() >= deadline {
+                    return Err(self.unreachable("OffsetFetch"));
+                }
                 continue;
             };
             match read_committed(response, &self.addr())? {
@@ -158,8 +161,8 @@ impl CoordinatorLink {
     }
 
     /// Commits `positions` (next offsets to read) as member `member_id` of generation (or
-    /// member epoch) `generation`: the first partition error code, 0 when all were committed or
-    /// when the coordinator kept moving (the next commit will tell).
+    /// member epoch) `generation`: the first partition error code, 0 when all were committed; an
+    /// error when the coordinator stayed unreachable or kept moving for the request timeout.
     pub async fn commit(
         &mut self,
         boot: &mut Client,
@@ -175,7 +178,11 @@ impl CoordinatorLink {
                 .iter()
                 .map(|((t, p), o)| (t.as_str(), *p as i32, *o)),
         );
-        for _attempt in 0..3 {
+        let deadline = tokio::time::Instant::now() + self.config.request_timeout;
+        loop {
+            if tokio::time::Instant::now() >= deadline {
+                return Err(self.unreachable("OffsetCommit"));
+            }
             let Some(response) = self.send(boot, &request).await? else {
                 continue;
             };
@@ -192,7 +199,16 @@ impl CoordinatorLink {
             self.forget();
             tokio::time::sleep(self.backoff).await;
         }
-        Ok(0)
+    }
+
+    /// The error when the coordinator could not be reached for the request timeout: a
+    /// timeout, which callers may wait out like any lost connection.
+    fn unreachable(&self, api: &'static str) -> RemoteError {
+        RemoteError::Timeout {
+            addr: format!("the coordinator of group {}", self.group),
+            api,
+            timeout_ms: self.config.request_timeout.as_millis(),
+        }
     }
 
     /// Sends a group request to the coordinator; `None` when the connection failed (the

@@ -130,6 +130,9 @@ impl RemoteError {
     /// Whether the connection failed (refused, closed, timed out): the cluster may be back in a
     /// moment, unlike a refusal, a bad setting or a protocol error.
     pub fn is_connection(&self) -> bool {
+        if let RemoteError::Handshake(inner) = self {
+            return inner.is_connection();
+        }
         matches!(
             self,
             RemoteError::Connect { .. }
@@ -143,6 +146,7 @@ impl RemoteError {
     /// first connection (`127.0.0.1:9092 closed the connection`).
     pub fn connection_summary(&self) -> Option<String> {
         Some(match self {
+            RemoteError::Handshake(inner) => return inner.connection_summary(),
             RemoteError::Connect { attempts } => format!("cannot connect to {attempts}"),
             RemoteError::Closed { addr, .. } => format!("{addr} closed the connection"),
             RemoteError::Io { addr, source, .. } => format!("{addr}: {source}"),

@@ -149,14 +149,21 @@ impl Fetcher {
         Ok(())
     }
 
-    /// The connection to broker `id`, opened on first use.
-    async fn conn(&mut self, id: i32) -> Option<&mut Connection> {
+    /// The connection to broker `id`, opened on first use; `None` when the broker is unknown
+    /// or cannot be reached right now (the next metadata refresh may name another leader). A
+    /// failure that retrying cannot mend (TLS, SASL) is an error.
+    async fn conn(&mut self, id: i32) -> Result<Option<&mut Connection>> {
         if !self.conns.contains_key(&id) {
-            let b = self.brokers.get(&id)?;
-            let opened = connect_broker(id, &b.host, b.port, &self.config).await.ok();
-            self.conns.insert(id, opened?);
+            let Some(b) = self.brokers.get(&id) else {
+                return Ok(None);
+            };
+            match connect_broker(id, &b.host, b.port, &self.config).await {
+                Ok(conn) => self.conns.insert(id, conn),
+                Err(e) if e.is_connection() => return Ok(None),
+                Err(e) => return Err(e),
+            };
         }
-        self.conns.get_mut(&id)
+        Ok(self.conns.get_mut(&id))
     }
 
     /// The offset for `timestamp` (or [`EARLIEST`], [`LATEST`]) in a partition; `None` when no
@@ -191,7 +198,7 @@ impl Fetcher {
             .ok_or_else(|| RemoteError::broker(5, None))?;
         let isolation = self.isolation.code();
         let timeout_ms = i32::try_from(self.config.request_timeout.as_millis()).unwrap_or(i32::MAX);
-        let Some(conn) = self.conn(leader).await else {
+        let Some(conn) = self.conn(leader).await? else {
             self.stale = true;
             return Err(RemoteError::broker(5, None));
         };
@@ -285,7 +292,7 @@ impl Fetcher {
     ) -> Result<Option<Vec<(Tp, Fetched)>>> {
         let isolation = self.isolation;
         let max_wait = i32::try_from(self.max_wait.as_millis()).unwrap_or(500);
-        let Some(conn) = self.conn(leader).await else {
+        let Some(conn) = self.conn(leader).await? else {
             return Ok(None);
         };
         let version = conn.version::<FetchRequest>()?;
@@ -315,9 +322,7 @@ impl Fetcher {
             .with_topics(topics);
         let response = match conn.send(&request, version).await {
             Ok(r) => r,
-            Err(
-                RemoteError::Closed { .. } | RemoteError::Io { .. } | RemoteError::Timeout { .. },
-            ) => return Ok(None),
+            Err(e) if e.is_connection() => return Ok(None),
             Err(e) => return Err(e),
         };
         if response.error_code != 0 {

@@ -69,7 +69,11 @@ pub fn parse(text: &str) -> Result<JaasEntry, String> {
             Some(Token::Semicolon) => break,
             Some(Token::Word(key)) => {
                 if tokens.next()? != Some(Token::Equals) {
-                    return Err(format!("expected '=' after option {key}"));
+                    // Not naming the word: after an unquoted value with a space in it, the
+                    // "option" is the rest of a password.
+                    return Err(
+                        "expected key=value options; quote values that contain spaces".to_string(),
+                    );
                 }
                 match tokens.next()? {
                     Some(Token::Word(v) | Token::Quoted(v)) => options.push((key, v)),
@@ -184,6 +188,8 @@ mod tests {
             r#"org.x.Module username="alice" password="hunter2";"#,
             r#"org.x.Module required username "hunter2";"#,
             r#"org.x.Module required password="hunter2"; other.Module required;"#,
+            // An unquoted value with a space: the rest of it must not be named either.
+            r#"org.x.Module required password=hunt hunter2;"#,
             "",
         ] {
             let err = parse(bad).unwrap_err();

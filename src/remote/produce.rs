@@ -363,18 +363,6 @@ async fn init_producer_id(client: &mut Client, settings: &ProducerSettings) -> R
     }
 }
 
-/// Whether a failed connection may work again (the broker restarting, a network hiccup), as
-/// opposed to a broker that will never understand us.
-fn transient(e: &RemoteError) -> bool {
-    matches!(
-        e,
-        RemoteError::Timeout { .. }
-            | RemoteError::Closed { .. }
-            | RemoteError::Io { .. }
-            | RemoteError::Connect { .. }
-    )
-}
-
 /// The number of records in a batch (its last offset delta + 1), for messages.
 fn record_count(batch: &[u8]) -> i64 {
     batch.get(23..27).map_or(0, |b| {
@@ -489,7 +477,7 @@ impl Sender {
                 Ok(conn) => {
                     self.conns.insert(leader, conn);
                 }
-                Err(e) if transient(&e) => {
+                Err(e) if e.is_connection() => {
                     // Unreachable: not a send, so not a retry; the batches wait (up to
                     // delivery.timeout.ms) for the broker to come back.
                     for p in &partitions {
@@ -679,7 +667,7 @@ impl Sender {
         self.conns.remove(&leader);
         self.recovering = true;
         let message = e.to_string();
-        let retriable = transient(&e);
+        let retriable = e.is_connection();
         let requests = self.in_flight.remove(&leader).unwrap_or_default();
         let mut partitions: Vec<i32> = unsent.to_vec();
         for request in requests {
@@ -879,17 +867,15 @@ async fn fetch_route(conn: &mut Connection, topic: &str) -> Result<(i16, TopicRo
     else {
         return Ok((UNKNOWN_TOPIC, TopicRoute::default()));
     };
-    let count = t
-        .partitions
-        .iter()
-        .map(|p| p.partition_index + 1)
-        .max()
-        .unwrap_or(0)
-        .max(0) as usize;
+    // Partitions are numbered 0..count; an index outside that is not trusted (nor sized for).
+    let count = t.partitions.len();
     let mut leaders = vec![-1; count];
     for p in &t.partitions {
-        if p.partition_index >= 0 {
-            leaders[p.partition_index as usize] = p.leader_id.0;
+        if let Some(slot) = usize::try_from(p.partition_index)
+            .ok()
+            .and_then(|i| leaders.get_mut(i))
+        {
+            *slot = p.leader_id.0;
         }
     }
     Ok((t.error_code, TopicRoute { leaders, brokers }))
