@@ -22,12 +22,6 @@ pub enum Backend {
 /// Why no backend could be opened.
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
-    /// A command that works on the embedded log but not yet against a cluster; the text names
-    /// the command, e.g. `kafka-topics --describe`.
-    #[error(
-        "{0} against a Kafka cluster (--bootstrap-server) is not supported by this kafkit version yet; omit --bootstrap-server to use the embedded log"
-    )]
-    RemoteUnsupported(String),
     #[error(transparent)]
     Remote(#[from] RemoteError),
     #[error(transparent)]
@@ -51,17 +45,9 @@ pub fn default_log_dir() -> Option<PathBuf> {
 }
 
 impl Backend {
-    /// Opens the backend chosen by the connection options, with default client settings.
-    pub fn open(
-        bootstrap_servers: Option<&str>,
-        log_dir: Option<&Path>,
-    ) -> Result<Backend, BackendError> {
-        Backend::open_with(bootstrap_servers, log_dir, ClientConfig::default())
-    }
-
     /// Opens the backend chosen by the connection options; with bootstrap servers, connects to
     /// the first that answers, using `config` (from the tool's client properties).
-    pub fn open_with(
+    pub fn open(
         bootstrap_servers: Option<&str>,
         log_dir: Option<&Path>,
         config: ClientConfig,

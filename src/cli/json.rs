@@ -9,8 +9,10 @@
 //! A key, value or header value is `null`, a JSON string when its bytes are valid UTF-8, or
 //! `{"base64":"..."}` otherwise, so any bytes survive a consume-produce round trip.
 
+use std::io::Write;
+
 use base64::Engine;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::record::{RecordRef, TimestampType};
 
@@ -46,14 +48,13 @@ pub fn write_record(
 ) {
     out.extend_from_slice(b"{\"topic\":");
     push_str(out, topic);
-    out.extend_from_slice(
-        format!(
-            ",\"partition\":{partition},\"offset\":{},\"timestamp\":{},\"timestampType\":\"{}\",\"key\":",
-            r.offset,
-            r.timestamp,
-            ts_type.name()
-        )
-        .as_bytes(),
+    // Straight into the buffer: no String per record. Writing to a Vec cannot fail.
+    let _ = write!(
+        out,
+        ",\"partition\":{partition},\"offset\":{},\"timestamp\":{},\"timestampType\":\"{}\",\"key\":",
+        r.offset,
+        r.timestamp,
+        ts_type.name()
     );
     push_bytes(out, r.key);
     out.extend_from_slice(b",\"value\":");
@@ -151,16 +152,6 @@ fn header(h: &Value, i: usize) -> Result<(String, Option<Vec<u8>>), String> {
         [Value::String(k), v] => Ok((k.clone(), bytes_field(v, &format!("headers[{i}] value"))?)),
         _ => Err(bad()),
     }
-}
-
-/// A JSON object from ordered key-value pairs (for the admin tools' `--output json`).
-pub fn object(pairs: Vec<(&str, Value)>) -> Value {
-    Value::Object(
-        pairs
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect::<Map<_, _>>(),
-    )
 }
 
 #[cfg(test)]

@@ -321,7 +321,7 @@ pub fn open_backend(
             config.set(name, value).map_err(anyhow::Error::from)?;
         }
     }
-    Ok(crate::backend::Backend::open_with(
+    Ok(crate::backend::Backend::open(
         servers.as_deref(),
         log_dir.as_deref(),
         config,

@@ -121,7 +121,9 @@ pub fn parse_bootstrap(servers: &str) -> Result<Vec<(String, u16)>> {
     let mut out = Vec::new();
     for entry in servers.split(',').map(str::trim).filter(|e| !e.is_empty()) {
         let invalid = || RemoteError::InvalidBootstrap(entry.to_string());
-        let (host, port) = entry.rsplit_once(':').ok_or_else(invalid)?;
+        // Kafka accepts a listener prefix (`SASL_SSL://host:9093`), as the producer's check does.
+        let hostport = entry.split_once("://").map_or(entry, |(_, rest)| rest);
+        let (host, port) = hostport.rsplit_once(':').ok_or_else(invalid)?;
         let host = match host.strip_prefix('[') {
             Some(v6) => v6.strip_suffix(']').ok_or_else(invalid)?,
             None if host.contains(':') => return Err(invalid()),
@@ -639,6 +641,10 @@ mod tests {
                 ("127.0.0.1".to_string(), 9092),
                 ("::1".to_string(), 9093)
             ]
+        );
+        assert_eq!(
+            parse_bootstrap("SASL_SSL://b:9093").unwrap(),
+            vec![("b".to_string(), 9093)]
         );
         for bad in [
             "",

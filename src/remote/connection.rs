@@ -432,13 +432,23 @@ pub async fn connect_broker(
     } else {
         format!("{host}:{port}")
     };
-    let port = u16::try_from(port).unwrap_or(0);
+    let Some(port) = u16::try_from(port).ok().filter(|p| *p > 0) else {
+        return Err(RemoteError::Protocol {
+            addr: name,
+            api: "Metadata",
+            reason: format!("broker {id} is advertised with an invalid port"),
+        });
+    };
     let resolved = tokio::time::timeout(
         config.connect_timeout,
         tokio::net::lookup_host((host, port)),
     )
     .await;
-    let mut reason = format!("cannot resolve {host}");
+    let mut reason = match &resolved {
+        Ok(Ok(_)) => format!("{host} resolves to no address"),
+        Ok(Err(e)) => format!("cannot resolve {host}: {e}"),
+        Err(_) => format!("cannot resolve {host}: timed out"),
+    };
     if let Ok(Ok(addrs)) = resolved {
         for socket in addrs {
             match Connection::open(&name, socket, config).await {

@@ -9,7 +9,6 @@ use anyhow::anyhow;
 use clap::ArgMatches;
 
 use super::{PartitionView, REPORT_FILTERS, TopicView, topic_pattern, write_describe};
-use crate::backend::BackendError;
 use crate::cli::{CliError, OutputFormat};
 use crate::local::topic_name;
 use crate::remote::{Cluster, NewTopic, PartitionIncrease, PartitionInfo, RemoteError, TopicInfo};
@@ -30,7 +29,8 @@ pub(super) fn run(
         "delete" => delete(cluster, m),
         "describe" => describe(cluster, m, out),
         "alter" => alter(cluster, m),
-        other => Err(BackendError::RemoteUnsupported(format!("kafka-topics --{other}")).into()),
+        // The actions come from ACTIONS, all matched above.
+        other => Err(anyhow::anyhow!("unknown kafka-topics action --{other}").into()),
     }
 }
 
@@ -328,6 +328,8 @@ fn parse_replica_assignment(text: &str) -> Result<Vec<Vec<i32>>, CliError> {
             .filter(|id| ids.iter().filter(|other| other == id).count() > 1)
             .copied()
             .collect();
+        // Each duplicate once (1:2:1:2 names 1,2), as Kafka does.
+        duplicates.sort_unstable();
         duplicates.dedup();
         if !duplicates.is_empty() {
             return Err(anyhow!(
