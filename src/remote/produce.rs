@@ -44,6 +44,7 @@ use super::Cluster;
 use super::admin::Client;
 use super::connection::{ClientConfig, Connection};
 use super::error::{RemoteError, Result};
+use crate::record::BatchHeader;
 
 /// UNKNOWN_TOPIC_OR_PARTITION.
 const UNKNOWN_TOPIC: i16 = 3;
@@ -365,9 +366,7 @@ async fn init_producer_id(client: &mut Client, settings: &ProducerSettings) -> R
 
 /// The number of records in a batch (its last offset delta + 1), for messages.
 fn record_count(batch: &[u8]) -> i64 {
-    batch.get(23..27).map_or(0, |b| {
-        i32::from_be_bytes([b[0], b[1], b[2], b[3]]) as i64 + 1
-    })
+    BatchHeader::parse(batch).map_or(0, |h| h.last_offset_delta as i64 + 1)
 }
 
 impl Sender {
@@ -383,11 +382,32 @@ impl Sender {
     }
 
     /// Keeps a failure for later calls: the producer's state after it is not worth sending on.
+    /// The error says how many records were not acknowledged, so that a user knows what to
+    /// send again (those in flight may have been written).
     fn remember(&mut self, result: Result<()>) -> Result<()> {
-        if let Err(e) = &result {
-            self.failed = Some((e.code().unwrap_or(-1), e.to_string()));
-        }
-        result
+        let Err(e) = result else {
+            return Ok(());
+        };
+        let count = |state: SlotState| -> i64 {
+            self.queues
+                .iter()
+                .flat_map(|q| q.slots.iter())
+                .filter(|s| s.state == state)
+                .map(|s| record_count(&s.batch))
+                .sum()
+        };
+        let (queued, in_flight) = (count(SlotState::Queued), count(SlotState::InFlight));
+        let message = if queued + in_flight > 0 {
+            format!(
+                "{e}; {} record(s) not acknowledged ({in_flight} of them sent, which the broker may have written)",
+                queued + in_flight
+            )
+        } else {
+            e.to_string()
+        };
+        let code = e.code().unwrap_or(-1);
+        self.failed = Some((code, message.clone()));
+        Err(RemoteError::Broker { code, message })
     }
 
     /// Sends what the pipelines allow and reads answers: with `all`, until every batch is

@@ -7,7 +7,7 @@
 
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::error::{RemoteError, Result};
 use super::sasl::Credentials;
@@ -91,6 +91,10 @@ pub struct Security {
     /// `ssl.endpoint.identification.algorithm`: `https` (default) checks that the broker's
     /// certificate names the host connected to; empty turns that check off.
     pub verify_hostname: bool,
+    /// What [`Security::prepare`] made of the above, made once and shared by every connection
+    /// (reading PEM files, parsing root certificates, building the TLS config); [`Security::set`]
+    /// clears it.
+    prepared: Arc<OnceLock<Arc<Prepared>>>,
 }
 
 impl Default for Security {
@@ -108,6 +112,7 @@ impl Default for Security {
             keystore_certificate_chain: None,
             key_password: None,
             verify_hostname: true,
+            prepared: Arc::default(),
         }
     }
 }
@@ -148,6 +153,7 @@ pub struct Prepared {
 impl Security {
     /// Applies `name` if it is a security property; others are left alone.
     pub fn set(&mut self, name: &str, value: &str) -> Result<()> {
+        self.prepared = Arc::default();
         let text = || Some(value.trim().to_string()).filter(|v| !v.is_empty());
         let path = || text().map(PathBuf::from);
         match name {
@@ -197,10 +203,19 @@ impl Security {
         Ok(())
     }
 
-    /// Checks the settings the protocol uses and builds what connections need: the TLS
+    /// Checks the settings the protocol uses and builds, once, what connections need: the TLS
     /// configuration (reading the PEM files) and the SASL credentials. Settings the protocol
     /// does not use are ignored, as Kafka's clients ignore them.
-    pub fn prepare(&self) -> Result<Prepared> {
+    pub fn prepare(&self) -> Result<Arc<Prepared>> {
+        if let Some(prepared) = self.prepared.get() {
+            return Ok(Arc::clone(prepared));
+        }
+        // Two connections racing here both build it; the first one kept wins, which is harmless.
+        let prepared = Arc::new(self.build()?);
+        Ok(Arc::clone(self.prepared.get_or_init(|| prepared)))
+    }
+
+    fn build(&self) -> Result<Prepared> {
         let tls = match self.protocol.tls() {
             true => Some(super::tls::client_config(self)?),
             false => None,

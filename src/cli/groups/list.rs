@@ -15,7 +15,7 @@ use super::{Opts, emit, java_split, pad};
 use crate::cli::{CliError, usage};
 
 /// The states Kafka accepts in `--state` (its set order).
-const VALID_STATES: [&str; 7] = [
+pub(super) const VALID_STATES: [&str; 7] = [
     "PreparingRebalance",
     "CompletingRebalance",
     "Stable",

@@ -113,15 +113,7 @@ fn views(cmd: Command) -> Command {
             value("state", "String", "With --describe: the state of the group. With --list: list with states, optionally only these (comma-separated, e.g. Stable,Empty).")
                 .help_heading("Describe")
                 .num_args(0..=1)
-                .value_parser(crate::cli::Suggest(&[
-                    "PreparingRebalance",
-                    "CompletingRebalance",
-                    "Stable",
-                    "Dead",
-                    "Empty",
-                    "Assigning",
-                    "Reconciling",
-                ])),
+                .value_parser(crate::cli::Suggest(&list::VALID_STATES)),
         )
         .arg(flag("verbose", "Provide additional information, if any, when describing the group.", "Describe"))
         .arg(
