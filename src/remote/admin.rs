@@ -173,10 +173,10 @@ impl Client {
                 unreachable.push(format!("{name} (not tried: request.timeout.ms elapsed)"));
                 continue;
             }
-            let mut attempt = config.clone();
-            attempt.connect_timeout = attempt.connect_timeout.min(remaining);
+            // This attempt's share of the deadline; the connection keeps the user's settings.
+            let connect_timeout = config.connect_timeout.min(remaining);
             let resolved = match tokio::time::timeout(
-                attempt.connect_timeout,
+                connect_timeout,
                 tokio::net::lookup_host((host.as_str(), *port)),
             )
             .await
@@ -193,7 +193,7 @@ impl Client {
             };
             let mut reason = format!("{host} resolves to no address");
             for socket in resolved {
-                match Connection::open(&name, socket, &attempt).await {
+                match Connection::open(&name, socket, &config, connect_timeout).await {
                     Ok(conn) => {
                         return Ok(Client {
                             conn,

@@ -101,27 +101,29 @@ pub struct Connection {
 impl Connection {
     /// Connects to `socket` (named `addr` in messages, and the name TLS verifies), then runs the
     /// TLS handshake, ApiVersions and SASL authentication as configured.
+    /// `connect_timeout` bounds the TCP connect (a bootstrap attempt may get less than
+    /// `config.connect_timeout`, without that shortening every later connection).
     pub async fn open(
         addr: &str,
         socket: SocketAddr,
         config: &ClientConfig,
+        connect_timeout: Duration,
     ) -> std::result::Result<Connection, ConnectFailure> {
         // Settings are checked before connecting: a bad one is not a broker's fault.
         let security = config
             .security
             .prepare()
             .map_err(ConnectFailure::Handshake)?;
-        let tcp =
-            match tokio::time::timeout(config.connect_timeout, TcpStream::connect(socket)).await {
-                Err(_) => {
-                    return Err(ConnectFailure::Unreachable(format!(
-                        "no answer within {} ms",
-                        config.connect_timeout.as_millis()
-                    )));
-                }
-                Ok(Err(e)) => return Err(ConnectFailure::Unreachable(connect_reason(&e))),
-                Ok(Ok(stream)) => stream,
-            };
+        let tcp = match tokio::time::timeout(connect_timeout, TcpStream::connect(socket)).await {
+            Err(_) => {
+                return Err(ConnectFailure::Unreachable(format!(
+                    "no answer within {} ms",
+                    connect_timeout.as_millis()
+                )));
+            }
+            Ok(Err(e)) => return Err(ConnectFailure::Unreachable(connect_reason(&e))),
+            Ok(Ok(stream)) => stream,
+        };
         // Requests are small and answered one at a time: Nagle would only add latency.
         tcp.set_nodelay(true).ok();
         let stream = match &security.tls {
@@ -451,7 +453,7 @@ pub async fn connect_broker(
     };
     if let Ok(Ok(addrs)) = resolved {
         for socket in addrs {
-            match Connection::open(&name, socket, config).await {
+            match Connection::open(&name, socket, config, config.connect_timeout).await {
                 Ok(conn) => return Ok(conn),
                 Err(ConnectFailure::Unreachable(r)) => reason = r,
                 Err(ConnectFailure::Handshake(e)) => return Err(e),

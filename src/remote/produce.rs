@@ -295,7 +295,7 @@ async fn wait_for_topic(
     let unknown_wait = settings.max_block.min(config.request_timeout);
     let mut backoff = settings.retry_backoff;
     loop {
-        let (code, route) = fetch_route(client.connection(), topic).await?;
+        let (code, route) = fetch_route(client.live_connection().await?, topic).await?;
         let waited = start.elapsed();
         match code {
             0 if !route.leaders.is_empty() => return Ok(route),
@@ -340,7 +340,7 @@ async fn init_producer_id(client: &mut Client, settings: &ProducerSettings) -> R
     let start = tokio::time::Instant::now();
     let mut backoff = settings.retry_backoff;
     loop {
-        let conn = client.connection();
+        let conn = client.live_connection().await?;
         let version = conn.version::<InitProducerIdRequest>()?;
         let request = InitProducerIdRequest::default()
             .with_transactional_id(None)
@@ -784,7 +784,10 @@ impl Sender {
                 }
             }
         }
-        if let Ok(answer) = fetch_route(self.client.connection(), &self.topic).await {
+        // The bootstrap connection, connected again if a failure broke it.
+        if let Ok(conn) = self.client.live_connection().await
+            && let Ok(answer) = fetch_route(conn, &self.topic).await
+        {
             return self.take_route(answer);
         }
         let Some(route) = self.route.as_ref() else {
