@@ -197,20 +197,38 @@ fn producer_survives_broker_kill_and_restart_without_loss_or_duplicates() {
             Ok(())
         })
     };
-    let wait_for = |lines: usize| {
-        let deadline = Instant::now() + Duration::from_secs(120);
+    // Waits until the feeder has written `lines`; if the producer stops taking input (it ended,
+    // or no progress for longer than delivery.timeout.ms), fails with what it said.
+    let wait_for = |lines: usize, producer: &mut std::process::Child| {
+        let deadline = Instant::now() + Duration::from_secs(180);
         while written.load(Ordering::SeqCst) < lines {
-            assert!(Instant::now() < deadline, "the feeder is stuck");
+            let ended = producer.try_wait().expect("wait").is_some();
+            if ended || Instant::now() >= deadline {
+                let _ = producer.kill();
+                let mut err = String::new();
+                if let Some(mut stderr) = producer.stderr.take() {
+                    let _ = std::io::Read::read_to_string(&mut stderr, &mut err);
+                }
+                panic!(
+                    "the producer {} after {} of {lines} lines: {err}",
+                    if ended {
+                        "ended"
+                    } else {
+                        "stopped taking input"
+                    },
+                    written.load(Ordering::SeqCst)
+                );
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
     };
 
     // Mid-stream: SIGKILL, back on the same port as soon as it can be.
-    wait_for(LINES / 4);
+    wait_for(LINES / 4, &mut producer);
     own.kill();
     own.restart();
     // Again later: a clean shutdown this time.
-    wait_for(LINES * 5 / 8);
+    wait_for(LINES * 5 / 8, &mut producer);
     own.stop();
     own.restart();
 
