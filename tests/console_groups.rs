@@ -359,3 +359,98 @@ fn three_members_split_then_a_hung_member_is_evicted() {
         child.wait().unwrap();
     }
 }
+
+/// The reader of a group consumer's stdout goes away after a few lines (`| head -5`): the
+/// group's committed offset covers what stdout accepted, never a whole fetch more, and the
+/// count on stderr says the same.
+#[test]
+fn closed_stdout_commits_only_what_was_written() {
+    let k = Kafkit::new();
+    let input: String = (0..100_000).map(|i| format!("r{i:06}\n")).collect();
+    k.produce("q", &[], input.as_bytes());
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin(C))
+        .args(["--topic", "q", "--group", "G", "--from-beginning"])
+        .env("KAFKIT_LOG_DIR", k.log_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut read = 0;
+    for _ in 0..5 {
+        let mut line = String::new();
+        read += reader.read_line(&mut line).unwrap();
+    }
+    // What the reader took beyond its five lines sits in its buffer.
+    read += reader.buffer().len();
+    drop(reader);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.starts_with("Unable to write to standard out, closing consumer.\n"),
+        "{stderr}"
+    );
+    let processed: i64 = stderr
+        .trim_end()
+        .strip_prefix("Unable to write to standard out, closing consumer.\nProcessed a total of ")
+        .and_then(|rest| rest.strip_suffix(" messages"))
+        .unwrap_or_else(|| panic!("{stderr}"))
+        .parse()
+        .unwrap();
+    let offsets = committed(&k, "G");
+    assert_eq!(offsets, vec![("q".to_string(), 0, processed)]);
+    // Each line is 8 bytes: at most what the reader took plus a pipe's capacity (64 KiB).
+    let at_most = (read + 65_536) as i64 / 8;
+    assert!(
+        (5..=at_most).contains(&processed),
+        "committed {processed}, the reader took {read} bytes"
+    );
+    // The next member of the group starts right after the last record stdout accepted.
+    let next = k.ok(
+        C,
+        &[
+            "--topic",
+            "q",
+            "--group",
+            "G",
+            "--max-messages",
+            "1",
+            "--timeout-ms",
+            "5000",
+        ],
+        None,
+    );
+    assert_eq!(next, format!("r{processed:06}\n"));
+}
+
+/// Stdout is a full disk: nothing was written, so nothing is committed, and the consumer
+/// fails with Kafka's line and the cause.
+#[test]
+fn full_stdout_fails_and_commits_nothing() {
+    let k = Kafkit::new();
+    let input: String = (0..10_000).map(|i| format!("r{i:06}\n")).collect();
+    k.produce("q", &[], input.as_bytes());
+    let out = StdCommand::new(assert_cmd::cargo::cargo_bin(C))
+        .args(["--topic", "q", "--group", "G", "--from-beginning"])
+        .env("KAFKIT_LOG_DIR", k.log_dir())
+        .stdout(std::fs::File::create("/dev/full").unwrap())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 3, "{stderr}");
+    assert_eq!(
+        lines[0],
+        "Unable to write to standard out, closing consumer."
+    );
+    assert_eq!(lines[1], "Processed a total of 0 messages");
+    assert!(lines[2].contains("No space left on device"), "{stderr}");
+    let offsets = committed(&k, "G");
+    assert!(
+        offsets.iter().all(|(_, _, o)| *o == 0),
+        "committed {offsets:?}"
+    );
+}

@@ -656,3 +656,87 @@ fn a_cluster_without_the_new_protocol_is_refused_with_a_hint() {
     let classic = run("classic");
     assert!(classic.status.success(), "{}", text(&classic.stderr));
 }
+
+/// The current offset of a one-partition topic's group, as the Java tool describes it ("-"
+/// when nothing is committed).
+fn java_current_offset(topic: &str, group: &str) -> String {
+    let out = broker::java_tool(
+        GROUPS,
+        &[
+            "--bootstrap-server",
+            &broker::bootstrap(),
+            "--describe",
+            "--group",
+            group,
+        ],
+    );
+    let stdout = text(&out.stdout);
+    let row = stdout
+        .lines()
+        .find(|l| l.contains(topic))
+        .unwrap_or_else(|| panic!("no row for {topic}: {stdout}{}", text(&out.stderr)));
+    row.split_whitespace().nth(3).unwrap().to_string()
+}
+
+/// As on the embedded log: a member whose stdout closes or fails commits only what stdout
+/// accepted, and the count on stderr says the same.
+#[test]
+fn failed_stdout_commits_only_what_was_written() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("cg-stdout");
+    create(&topic, 1);
+    let lines: Vec<String> = (0..30_000).map(|i| format!("r{i:06}")).collect();
+    produce(&topic, &lines);
+
+    // A full disk: nothing written, nothing committed, exit 1.
+    let full = broker::unique_topic("cg-stdout-full");
+    let out = Command::new(assert_cmd::cargo::cargo_bin("kafka-console-consumer"))
+        .args(["--bootstrap-server", &broker::bootstrap()])
+        .args(["--topic", &topic, "--group", &full, "--from-beginning"])
+        .env_remove("KAFKIT_LOG_DIR")
+        .stdout(std::fs::File::create("/dev/full").unwrap())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "Unable to write to standard out, closing consumer.\nProcessed a total of 0 messages\n"
+        ),
+        "{stderr}"
+    );
+    let current = java_current_offset(&topic, &full);
+    assert!(current == "0" || current == "-", "committed {current}");
+
+    // The reader goes away after five lines (`| head -5`).
+    let group = broker::unique_topic("cg-stdout-pipe");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("kafka-console-consumer"))
+        .args(["--bootstrap-server", &broker::bootstrap()])
+        .args(["--topic", &topic, "--group", &group, "--from-beginning"])
+        .env_remove("KAFKIT_LOG_DIR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 40];
+    stdout.read_exact(&mut first).unwrap();
+    assert_eq!(&first[..8], b"r000000\n");
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let processed: u64 = stderr
+        .trim_end()
+        .strip_prefix("Unable to write to standard out, closing consumer.\nProcessed a total of ")
+        .and_then(|rest| rest.strip_suffix(" messages"))
+        .unwrap_or_else(|| panic!("{stderr}"))
+        .parse()
+        .unwrap();
+    // Eight bytes a line: at most the 40 read plus a pipe's capacity (64 KiB).
+    assert!((5..=(40 + 65_536) / 8).contains(&processed), "{processed}");
+    assert_eq!(java_current_offset(&topic, &group), processed.to_string());
+}

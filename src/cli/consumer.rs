@@ -8,7 +8,9 @@
 //! milliseconds until `--max-messages`, `--timeout-ms`, Ctrl-C or a closed stdout.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::fs::File;
 use std::io::Write;
+use std::os::fd::AsFd;
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -477,7 +479,7 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     let result = consumer.run(&opts, &interrupt);
     // Like Kafka's consumer on close: commit what was printed, then leave the group.
     let closed = consumer.close(&opts);
-    eprintln!("Processed a total of {} messages", consumer.count);
+    eprintln!("Processed a total of {} messages", consumer.written);
     if opts.systest {
         println!("shutdown_complete");
     }
@@ -582,7 +584,10 @@ struct Assigned {
     topic: String,
     partition: u32,
     log: Reader,
+    /// The next offset to read.
     position: i64,
+    /// The offset after the last record whose output stdout accepted: what a commit covers.
+    delivered: i64,
     /// `--until-end`: the partition's end when it was assigned.
     end_target: i64,
     /// `--until-time`: a record after the time was reached.
@@ -598,6 +603,7 @@ impl Assigned {
             partition,
             log,
             position,
+            delivered: position,
             end_target: end,
             past_until: false,
             caught_up: position >= end,
@@ -637,7 +643,16 @@ struct Consumer {
     subscription: BTreeMap<String, u32>,
     /// Partitions that existed at the first metadata refresh.
     initial: BTreeSet<TopicPartition>,
+    /// Records formatted (for `--max-messages`).
     count: u64,
+    /// Records whose output stdout accepted ("Processed a total of N messages").
+    written: u64,
+    /// Where each partition's position stands at each point of `out`, in order.
+    marks: Vec<Mark>,
+    /// A topic found deleted in the last round, forgotten once that round's output is settled.
+    deleted: Option<String>,
+    /// Standard output without Rust's buffer, so that what `write(2)` accepted is known.
+    stdout: File,
     warned_missing: bool,
     /// The cluster could not be reached in the last round (warned once).
     disconnected: bool,
@@ -653,7 +668,16 @@ struct Consumer {
 /// Why the loop ended.
 enum Stop {
     Done,
-    BrokenPipe,
+}
+
+/// A point in the formatted output: once stdout has accepted `end` bytes of it, partition
+/// `assigned` (an index into `Consumer::assigned`) is delivered up to `next`.
+struct Mark {
+    end: usize,
+    assigned: usize,
+    next: i64,
+    /// A record ends here (it counts in "Processed a total of N messages").
+    record: bool,
 }
 
 impl Consumer {
@@ -684,6 +708,14 @@ impl Consumer {
             subscription: BTreeMap::new(),
             initial: BTreeSet::new(),
             count: 0,
+            written: 0,
+            marks: Vec::new(),
+            deleted: None,
+            stdout: std::io::stdout()
+                .as_fd()
+                .try_clone_to_owned()
+                .map(File::from)
+                .map_err(|e| anyhow!("cannot use standard out: {e}"))?,
             warned_missing: false,
             disconnected: false,
             started: false,
@@ -744,13 +776,17 @@ impl Consumer {
                     d.finish();
                 }
             }
-            match self.write_out() {
-                Ok(()) => {}
-                Err(Stop::BrokenPipe) => {
-                    eprintln!("Unable to write to standard out, closing consumer.");
-                    return Ok(());
-                }
-                Err(Stop::Done) => unreachable!(),
+            if let Err(e) = self.write_out() {
+                eprintln!("Unable to write to standard out, closing consumer.");
+                // A reader that closed the pipe (`| head`) ends the consumer normally, as
+                // Kafka's does; any other failure (a full disk) is an error.
+                return match e.kind() {
+                    std::io::ErrorKind::BrokenPipe => Ok(()),
+                    _ => Err(anyhow!("writing to standard out failed: {e}").into()),
+                };
+            }
+            if let Some(topic) = self.deleted.take() {
+                self.forget_topic(&topic);
             }
             if let Some(Stop::Done) = stop {
                 return Ok(());
@@ -804,25 +840,37 @@ impl Consumer {
         }
     }
 
-    fn write_out(&mut self) -> Result<(), Stop> {
-        if self.out.is_empty() {
-            return Ok(());
+    /// Writes the formatted output to stdout, then settles what was delivered: each partition's
+    /// commit position and the record count move only as far as the bytes `write(2)` accepted,
+    /// so a failed or closed stdout never has records committed that it did not take.
+    fn write_out(&mut self) -> std::io::Result<()> {
+        let mut accepted = 0;
+        let result = loop {
+            if accepted == self.out.len() {
+                break Ok(());
+            }
+            match self.stdout.write(&self.out[accepted..]) {
+                Ok(0) => break Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => accepted += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        for mark in self.marks.iter().take_while(|m| m.end <= accepted) {
+            self.assigned[mark.assigned].delivered = mark.next;
+            self.written += u64::from(mark.record);
         }
-        let mut stdout = std::io::stdout().lock();
-        let result = stdout.write_all(&self.out).and_then(|_| stdout.flush());
+        self.marks.clear();
         self.out.clear();
-        match result {
-            Ok(()) => Ok(()),
-            Err(_) => Err(Stop::BrokenPipe),
-        }
+        result
     }
 
-    /// The next offset to print of every assigned partition: only records already printed
-    /// count, so a commit never covers a record that was not printed.
+    /// The next offset to deliver of every assigned partition: only records that stdout
+    /// accepted count, so a commit never covers a record that was not printed.
     fn positions(&self) -> BTreeMap<TopicPartition, i64> {
         self.assigned
             .iter()
-            .map(|a| ((a.topic.clone(), a.partition), a.position))
+            .map(|a| ((a.topic.clone(), a.partition), a.delivered))
             .collect()
     }
 
@@ -1050,7 +1098,6 @@ impl Consumer {
     /// `Some(Stop::Done)` when `--max-messages` was reached.
     fn poll(&mut self, opts: &Options) -> Result<(bool, Option<Stop>), CliError> {
         let mut progress = false;
-        let mut deleted: Option<String> = None;
         // A cluster is asked once per round, one Fetch per leader for all partitions.
         let mut remote = match &mut self.source {
             Source::Remote(c) => {
@@ -1065,7 +1112,16 @@ impl Consumer {
             Source::Local(_) => HashMap::new(),
         };
         let read_committed = opts.isolation == Isolation::ReadCommitted;
-        for a in &mut self.assigned {
+        for (index, a) in self.assigned.iter_mut().enumerate() {
+            // Records up to `next` reach stdout with the output formatted so far.
+            let mut mark = |end: usize, next: i64, record: bool| {
+                self.marks.push(Mark {
+                    end,
+                    assigned: index,
+                    next,
+                    record,
+                })
+            };
             if a.past_until {
                 continue;
             }
@@ -1076,7 +1132,7 @@ impl Consumer {
                     let snap = match log.snapshot() {
                         Ok(snap) => snap,
                         Err(_) if dir.topic(&a.topic)?.is_none() => {
-                            deleted = Some(a.topic.clone());
+                            self.deleted = Some(a.topic.clone());
                             break;
                         }
                         Err(e) => return Err(e.into()),
@@ -1088,6 +1144,7 @@ impl Consumer {
                             Reset::Earliest => snap.log_start_offset,
                             Reset::Latest => snap.log_end_offset,
                         };
+                        mark(self.out.len(), a.position, false);
                     }
                     a.caught_up = a.position >= snap.log_end_offset;
                     if a.caught_up {
@@ -1112,6 +1169,7 @@ impl Consumer {
                                 Reset::Earliest => lo,
                                 Reset::Latest => hi,
                             };
+                            mark(self.out.len(), a.position, false);
                             continue;
                         }
                         Some(Fetched::Data(d)) => {
@@ -1146,11 +1204,13 @@ impl Consumer {
                         }
                     } else if header.is_transactional() && aborting.contains(&header.producer_id) {
                         a.position = header.next_offset();
+                        mark(self.out.len(), a.position, false);
                         continue;
                     }
                 }
                 if header.is_control() {
                     a.position = header.next_offset();
+                    mark(self.out.len(), a.position, false);
                     continue;
                 }
                 let ts_type = header.timestamp_type();
@@ -1173,16 +1233,23 @@ impl Consumer {
                     *count += 1;
                     *position = r.offset + 1;
                     progress = true;
+                    let delivered = r.offset + 1;
                     let formatted = if opts.json {
                         json::write_record(topic, partition, ts_type, &r, out);
                         Ok(())
                     } else {
                         opts.formatter.format(partition, ts_type, &r, out)
                     };
-                    if let Err(e) = formatted {
-                        if opts.skip_errors {
+                    match formatted {
+                        Ok(()) => mark(out.len(), delivered, true),
+                        Err(e) if opts.skip_errors => {
                             eprintln!("ERROR Error processing message, skipping this message: {e}");
-                        } else {
+                            mark(out.len(), delivered, true);
+                        }
+                        Err(e) => {
+                            // Counted, as Kafka counts it, but not delivered: a commit stops
+                            // before it.
+                            mark(out.len(), r.offset, true);
                             failure = Some(e);
                             done = true;
                         }
@@ -1206,11 +1273,9 @@ impl Consumer {
                 }
                 if a.position < header.next_offset() {
                     a.position = header.next_offset();
+                    mark(self.out.len(), a.position, false);
                 }
             }
-        }
-        if let Some(topic) = deleted {
-            self.forget_topic(&topic);
         }
         if opts.max_messages == Some(0) || self.bounded_read_done(opts) {
             return Ok((progress, Some(Stop::Done)));
