@@ -9,14 +9,14 @@
 //! - [`remote`]: the client for a real Kafka cluster: framing, connections (TLS, SASL), version
 //!   negotiation, producer, fetcher, group membership and admin calls, with message structs from
 //!   the kafka-protocol crate.
-//! - [`backend`]: the operations the tools need, on the local log or a remote cluster.
+//! - [`client`]: the client API the tools use, the same on the embedded log and a cluster.
 //! - [`cli`]: clap definitions, option validation and output of the four tools.
 //!
-//! Dependency direction: `cli -> backend -> {local, remote} -> {record, partitioner, assignor}`. Only `cli` prints.
+//! Dependency direction: `cli -> client -> {local, remote} -> {record, partitioner, assignor}`. Only `cli` prints.
 
 pub mod assignor;
-pub mod backend;
 pub mod cli;
+pub mod client;
 pub mod local;
 pub mod partitioner;
 pub mod record;

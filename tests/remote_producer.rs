@@ -455,3 +455,78 @@ fn bulk_batches_stay_within_the_topics_max_message_bytes() {
     produce_ok(&topic, &["--batch-size", "4096"], &input);
     assert_eq!(java_consume(&topic, 20_000, &[]), input);
 }
+
+/// Record counts of the batches in a partition's first segment, in order.
+fn batch_record_counts(segment: &std::path::Path) -> Vec<i32> {
+    let bytes = std::fs::read(segment).unwrap_or_else(|e| panic!("{}: {e}", segment.display()));
+    kafkit::record::BatchIter::new(&bytes)
+        .map(|batch| {
+            kafkit::record::BatchHeader::parse(batch.unwrap())
+                .unwrap()
+                .records_count
+        })
+        .collect()
+}
+
+/// The producer's one accumulator cuts the same input into the same record batches on the
+/// embedded log and on a cluster: the same partitions, the same boundaries.
+#[test]
+fn the_same_input_makes_the_same_batches_on_both_backends() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("rp-batches");
+    let out = broker::java_topics(&["--create", "--topic", &topic, "--partitions", "3"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Timestamps given, since a record's size depends on its distance from the batch's first
+    // (recent ones, or retention would remove them).
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let input: String = (0..3000)
+        .map(|i| {
+            format!(
+                "{{\"key\":\"k{}\",\"value\":\"value-{i:04}-{}\",\"timestamp\":{}}}\n",
+                i % 7,
+                "v".repeat(i % 50),
+                now + i as i64
+            )
+        })
+        .collect();
+    // A given batch.size and a linger longer than the run: the boundaries depend on the
+    // input alone.
+    let args = [
+        "--topic",
+        &topic,
+        "--input",
+        "json",
+        "--batch-size",
+        "4096",
+        "--timeout",
+        "60000",
+    ];
+    broker::kafkit("kafka-console-producer")
+        .args(args)
+        .write_stdin(input.clone())
+        .assert()
+        .success();
+    let local = common::Kafkit::new();
+    local.ok(
+        "kafka-topics",
+        &["--create", "--topic", &topic, "--partitions", "3"],
+        None,
+    );
+    local.ok("kafka-console-producer", &args, Some(input.as_bytes()));
+    let broker_data = partition_dir(&topic).parent().unwrap().to_path_buf();
+    let mut total = 0;
+    for p in 0..3 {
+        let segment = format!("{topic}-{p}/00000000000000000000.log");
+        let remote = batch_record_counts(&broker_data.join(&segment));
+        let local = batch_record_counts(&local.path(&segment));
+        assert!(remote.len() > 1, "partition {p}: {remote:?}");
+        assert_eq!(local, remote, "partition {p}");
+        total += remote.iter().sum::<i32>();
+    }
+    assert_eq!(total, 3000);
+}

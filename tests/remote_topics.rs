@@ -564,3 +564,30 @@ fn alter_partitions_up_and_refusals_as_java() {
     );
     ours_ok(&["--delete", "--topic", &topic]);
 }
+
+/// The same bad `--replica-assignment` gets the same message on the embedded log and on a
+/// cluster: each duplicate named once, as Kafka's tool names it.
+#[test]
+fn replica_assignment_errors_are_the_same_on_both_backends() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("ra-dup");
+    let args = [
+        "--create",
+        "--topic",
+        &topic,
+        "--replica-assignment",
+        "1:2:1:2",
+    ];
+    let remote = ours(&args);
+    let local = common::Kafkit::new().run(T, &args, None);
+    for out in [&remote, &local] {
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    }
+    assert_eq!(
+        text(&remote.stderr),
+        "Error while executing topic command : Partition replica lists may not contain duplicate entries: 1,2\n"
+    );
+    assert_eq!(text(&local.stderr), text(&remote.stderr));
+}

@@ -24,10 +24,11 @@ use super::progress::{self, Progress, Total};
 use super::properties::{self, Properties};
 use super::signals::Interrupt;
 use super::{CliError, connection_args, open_backend, run_tool, usage};
-use crate::backend::Backend;
+use crate::client::Backend;
+use crate::client::topic_name;
 use crate::local::group::member::AssignmentChange;
 use crate::local::group::{Member, MemberConfig, TopicPartition};
-use crate::local::{LocalError, LogDir, PartitionLog, topic_name};
+use crate::local::{LocalError, LogDir, PartitionLog};
 use crate::record::{BatchHeader, BatchIter, for_each_record};
 use crate::remote::{
     ConsumerClient, Fetched, GroupProtocol, Isolation, MemberSettings, RemoteError, Tp,

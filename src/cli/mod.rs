@@ -50,8 +50,8 @@ impl From<crate::local::LocalError> for CliError {
     }
 }
 
-impl From<crate::backend::BackendError> for CliError {
-    fn from(e: crate::backend::BackendError) -> Self {
+impl From<crate::client::ClientError> for CliError {
+    fn from(e: crate::client::ClientError) -> Self {
         CliError::Runtime(e.into())
     }
 }
@@ -291,12 +291,14 @@ pub fn connection_args(cmd: clap::Command) -> clap::Command {
     )
 }
 
-/// Opens the backend from the common connection arguments; the client properties
-/// (`request.timeout.ms`, `client.id`, ...) configure the connection to a cluster.
-pub fn open_backend(
+/// Where the common connection arguments point: `--bootstrap-server`, else `bootstrap.servers`
+/// of the command config, else the profile's cluster (unless `--log-dir` is given), else the
+/// embedded log. The client properties (`request.timeout.ms`, `client.id`, ...) of the profile
+/// and the command config configure the connection to a cluster.
+pub fn connect_options(
     m: &clap::ArgMatches,
     command_config: Option<&properties::Properties>,
-) -> Result<crate::backend::Backend, CliError> {
+) -> Result<crate::client::ConnectOptions, CliError> {
     // Explicit flags win over the command config, which wins over the profile.
     let profile =
         profile::selected(m.get_one::<String>("profile").map(String::as_str))?.unwrap_or_default();
@@ -312,18 +314,30 @@ pub fn open_backend(
                 .then(|| profile.bootstrap_servers.clone())
                 .flatten()
         });
-    let log_dir = log_dir.cloned().or(profile.log_dir.clone());
-    let mut config = crate::remote::ClientConfig::default();
-    if servers.is_some() {
-        let mut props = profile.properties.clone();
-        props.extend(command_config.cloned().unwrap_or_default());
-        for (name, value) in &props {
-            config.set(name, value).map_err(anyhow::Error::from)?;
-        }
-    }
-    Ok(crate::backend::Backend::open(
-        servers.as_deref(),
-        log_dir.as_deref(),
-        config,
-    )?)
+    let mut properties = profile.properties.clone();
+    properties.extend(command_config.cloned().unwrap_or_default());
+    Ok(crate::client::ConnectOptions {
+        bootstrap_servers: servers,
+        log_dir: log_dir.cloned().or(profile.log_dir.clone()),
+        properties,
+    })
+}
+
+/// Opens the client the common connection arguments point at (see [`connect_options`]).
+pub fn open_client(
+    m: &clap::ArgMatches,
+    command_config: Option<&properties::Properties>,
+) -> Result<crate::client::Client, CliError> {
+    Ok(crate::client::Client::open(&connect_options(
+        m,
+        command_config,
+    )?)?)
+}
+
+/// [`open_client`] for the tools not yet moved onto the client API: the backend itself.
+pub(crate) fn open_backend(
+    m: &clap::ArgMatches,
+    command_config: Option<&properties::Properties>,
+) -> Result<crate::client::Backend, CliError> {
+    Ok(open_client(m, command_config)?.into_backend())
 }

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TryRecvError, sync_channel};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, anyhow};
+use anyhow::anyhow;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use super::json;
@@ -21,22 +21,14 @@ use super::line_reader::LineReader;
 use super::progress::{self, Progress, Total};
 use super::properties::{self, Properties};
 use super::signals::Interrupt;
-use super::{CliError, connection_args, open_backend, run_tool, usage};
-use crate::backend::Backend;
-use crate::local::lock::LockMode;
-use crate::local::{LocalError, LogDir, TopicMeta, topic_name};
-use crate::partitioner::Partitioner;
-use crate::record::{BATCH_OVERHEAD, BatchBuilder, Compression};
-use crate::remote::{Cluster, Producer, ProducerSettings};
+use super::{CliError, connection_args, open_client, run_tool, usage};
+use crate::client::{
+    BatchSettings, ClientError, Producer, ProducerRecord, ProducerSettings, topic_name,
+};
+use crate::record::Compression;
 
 /// Pending bytes that trigger a flush even while input keeps coming.
 const FLUSH_BYTES: usize = 16 * 1024 * 1024;
-/// How large a batch to a cluster may grow while more input is already waiting, unless
-/// `batch.size` was given (librdkafka's default batch size). A broker handles one connection's
-/// requests one at a time, each carrying one batch per partition, so bulk input into few
-/// partitions goes as fast as the batches are large; input that pauses still goes out in
-/// batches of `batch.size`, as Kafka's producer sends them.
-const BULK_BATCH: usize = 1_000_000;
 /// How much stdin one read takes.
 const READ_CHUNK: usize = 256 * 1024;
 /// How often the main loop wakes to check for Ctrl-C while idle.
@@ -128,19 +120,15 @@ enum Input {
     Json,
 }
 
-/// Settings that shape the local producer.
+/// What a producer run does, from its arguments and properties.
 struct Settings {
     topic: String,
     sync: bool,
     linger: Duration,
-    batch_size: usize,
-    /// `batch.size` was set (flag or property): batches never grow past it.
-    batch_size_given: bool,
-    compression: Compression,
-    /// How a cluster is written to (unused by the embedded log).
-    remote: ProducerSettings,
-    /// `max.request.size`: the largest record a cluster is sent.
-    max_request_size: usize,
+    /// How records become batches (both backends).
+    batching: BatchSettings,
+    /// How a cluster is written to (the embedded log makes every flush durable).
+    delivery: ProducerSettings,
 }
 
 fn deprecated_pair(m: &ArgMatches, new: &str, old: &str) -> Result<Option<&'static str>, CliError> {
@@ -343,10 +331,13 @@ fn settings(m: &ArgMatches) -> Result<(Settings, Properties, Properties), CliErr
         topic,
         sync: m.get_flag("sync"),
         linger: Duration::from_millis(linger as u64),
-        batch_size: batch_size.max(1) as usize,
-        batch_size_given,
-        compression,
-        remote: ProducerSettings {
+        batching: BatchSettings {
+            compression,
+            batch_size: batch_size.max(1) as usize,
+            batch_size_given,
+            max_request_size: max_request_size as usize,
+        },
+        delivery: ProducerSettings {
             acks,
             retries: retries.min(u32::MAX as i64) as u32,
             retry_backoff: Duration::from_millis(retry_backoff as u64),
@@ -355,7 +346,6 @@ fn settings(m: &ArgMatches) -> Result<(Settings, Properties, Properties), CliErr
             max_in_flight: max_in_flight.min(i32::MAX as i64) as usize,
             delivery_timeout: Duration::from_millis(delivery_timeout as u64),
         },
-        max_request_size: max_request_size as usize,
     };
     Ok((settings, command, reader))
 }
@@ -397,10 +387,11 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     command
         .entry("client.id".to_string())
         .or_insert_with(|| "console-producer".to_string());
-    let mut sink = match open_backend(m, Some(&command))? {
-        Backend::Local(dir) => Sink::Local(LocalSink::new(dir, &settings)),
-        Backend::Remote(cluster) => Sink::Remote(RemoteSink::new(*cluster, &settings)),
-    };
+    let mut sink = open_client(m, Some(&command))?.into_producer(
+        &settings.topic,
+        settings.batching.clone(),
+        settings.delivery.clone(),
+    );
     let interrupt = Interrupt::install();
     let prompt = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let (chunks, recycle) = spawn_stdin_reader(prompt);
@@ -435,14 +426,14 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
                                 .iter()
                                 .map(|(k, v)| (k.as_ref(), *v))
                                 .collect();
-                            let record = Outgoing {
+                            let record = ProducerRecord {
                                 key: parsed.key,
                                 value: parsed.value,
                                 headers: &headers,
                                 timestamp: now,
                                 partition: None,
                             };
-                            sink.add(record, number)?;
+                            send(&mut sink, record, number)?;
                         }
                         Input::Json => {
                             let r = json::parse_record(line)
@@ -452,14 +443,14 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
                                 .iter()
                                 .map(|(k, v)| (k.as_str(), v.as_deref()))
                                 .collect();
-                            let record = Outgoing {
+                            let record = ProducerRecord {
                                 key: r.key.as_deref(),
                                 value: r.value.as_deref(),
                                 headers: &headers,
                                 timestamp: r.timestamp.unwrap_or(now),
                                 partition: r.partition,
                             };
-                            sink.add(record, number)?;
+                            send(&mut sink, record, number)?;
                         }
                     }
                     if settings.sync {
@@ -514,9 +505,19 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Sends the record of input line `number`; a record refused by the producer's checks is
+/// named by its line.
+fn send(producer: &mut Producer, record: ProducerRecord<'_>, number: u64) -> anyhow::Result<()> {
+    match producer.send(record) {
+        Ok(()) => Ok(()),
+        Err(e @ ClientError::InvalidRecord { .. }) => Err(anyhow!("line {number}: {e}")),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Delivers what was read before `error` stopped the producer, then returns `error`, naming a
 /// failed delivery too rather than letting it hide the first cause.
-fn stop_with(sink: Sink, error: anyhow::Error) -> CliError {
+fn stop_with(sink: Producer, error: anyhow::Error) -> CliError {
     match sink.close() {
         Ok(()) => error.into(),
         Err(sent) => {
@@ -622,377 +623,4 @@ fn now_ms() -> i64 {
 
 fn strip_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
-}
-
-/// One record to send, borrowed from the input line.
-struct Outgoing<'a> {
-    key: Option<&'a [u8]>,
-    value: Option<&'a [u8]>,
-    headers: &'a [(&'a str, Option<&'a [u8]>)],
-    timestamp: i64,
-    partition: Option<u32>,
-}
-
-/// Where records go: the embedded log or a cluster, with the same interface.
-// One per process: the size difference between the variants costs nothing.
-#[allow(clippy::large_enum_variant)]
-enum Sink {
-    Local(LocalSink),
-    Remote(RemoteSink),
-}
-
-impl Sink {
-    fn add(&mut self, record: Outgoing<'_>, number: u64) -> anyhow::Result<()> {
-        match self {
-            Sink::Local(s) => s.add(record, number),
-            Sink::Remote(s) => s.add(record, number),
-        }
-    }
-
-    fn flush(&mut self) -> anyhow::Result<()> {
-        match self {
-            Sink::Local(s) => s.flush(),
-            Sink::Remote(s) => s.flush(),
-        }
-    }
-
-    /// Sends what is left and ends the producer.
-    fn close(mut self) -> anyhow::Result<()> {
-        self.flush()?;
-        if let Sink::Remote(s) = self {
-            s.producer.close()?;
-        }
-        Ok(())
-    }
-
-    /// Sends the partial batches whose linger has passed: the embedded log writes them; a
-    /// cluster gets them without waiting for the answers.
-    fn send_lingered(&mut self) -> anyhow::Result<()> {
-        match self {
-            Sink::Local(s) => s.flush(),
-            Sink::Remote(s) => s.send_partial(),
-        }
-    }
-
-    fn pending_bytes(&self) -> usize {
-        match self {
-            Sink::Local(s) => s.pending_bytes(),
-            Sink::Remote(s) => s.pending_bytes,
-        }
-    }
-
-    /// Standard input has nothing more for now.
-    fn input_paused(&mut self) -> anyhow::Result<()> {
-        match self {
-            Sink::Local(_) => Ok(()),
-            Sink::Remote(s) => s.send_full(),
-        }
-    }
-}
-
-/// A record's partition: the one its JSON line names (which must exist), else the
-/// partitioner's choice for its key and size.
-fn choose_partition(
-    partitioner: &mut Partitioner,
-    named: Option<u32>,
-    partitions: u32,
-    (key, size): (Option<&[u8]>, usize),
-    number: u64,
-    topic: &str,
-) -> anyhow::Result<usize> {
-    match named {
-        Some(p) if p < partitions => Ok(p as usize),
-        Some(p) => Err(anyhow!(
-            "line {number} names partition {p}, but topic '{topic}' has {partitions} partition(s)"
-        )),
-        None => Ok(partitioner.partition(key, size) as usize),
-    }
-}
-
-/// Builds batches per partition and hands each finished one to the producer, which pipelines
-/// them to the partitions' leaders while the next ones are built.
-struct RemoteSink {
-    producer: Producer,
-    topic: String,
-    compression: Compression,
-    /// `batch.size`: a batch this full is ready to go.
-    batch_size: usize,
-    batch_size_given: bool,
-    /// How large a batch may grow while more input is already waiting (see [`BULK_BATCH`]).
-    batch_limit: usize,
-    max_request_size: usize,
-    partitioner: Partitioner,
-    /// Empty until the topic's metadata is known.
-    builders: Vec<BatchBuilder>,
-    /// Bytes in the builders: records not yet handed to the producer.
-    pending_bytes: usize,
-}
-
-impl RemoteSink {
-    fn new(cluster: Cluster, settings: &Settings) -> Self {
-        RemoteSink {
-            producer: cluster.into_producer(&settings.topic, settings.remote.clone()),
-            topic: settings.topic.clone(),
-            compression: settings.compression,
-            batch_size: settings.batch_size,
-            batch_size_given: settings.batch_size_given,
-            batch_limit: settings.batch_size,
-            max_request_size: settings.max_request_size,
-            partitioner: Partitioner::new(1, settings.batch_size),
-            builders: Vec::new(),
-            pending_bytes: 0,
-        }
-    }
-
-    /// The largest batch to build: `batch.size` when it was given; otherwise up to
-    /// [`BULK_BATCH`], within `max.request.size` and the topic's `max.message.bytes` (with room
-    /// for a codec that grows incompressible data), never below `batch.size`.
-    fn batch_limit(&mut self) -> usize {
-        let configured = self.batch_size.min(self.max_request_size);
-        if self.batch_size_given {
-            return configured;
-        }
-        // Unknown (no DescribeConfigs rights, say): Kafka's default topic limit.
-        let topic_max = self.producer.max_message_bytes().unwrap_or(1_048_588);
-        BULK_BATCH
-            .min(self.max_request_size)
-            .min(topic_max / 16 * 15)
-            .max(configured)
-    }
-
-    /// Input paused: hands over the batches that `batch.size` calls full, as Kafka's producer
-    /// would have sent them by now; smaller ones wait for the linger.
-    fn send_full(&mut self) -> anyhow::Result<()> {
-        for p in 0..self.builders.len() {
-            if self.builders[p].size() >= self.batch_size {
-                self.send_batch(p)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn add(&mut self, record: Outgoing<'_>, number: u64) -> anyhow::Result<()> {
-        if self.builders.is_empty() {
-            let partitions = self.producer.partitions()?;
-            self.partitioner = Partitioner::new(partitions, self.batch_size);
-            self.batch_limit = self.batch_limit();
-            let id = self.producer.producer_id();
-            // Each builder numbers its batches' records from sequence 0 on, one partition each.
-            self.builders = (0..partitions)
-                .map(|_| {
-                    let mut b = BatchBuilder::new(self.compression);
-                    if let Some((id, epoch)) = id {
-                        b.set_producer(id, epoch, 0);
-                    }
-                    b
-                })
-                .collect();
-        }
-        let partitions = self.builders.len() as u32;
-        let Outgoing {
-            key,
-            value,
-            headers,
-            timestamp,
-            partition,
-        } = record;
-        let size = BatchBuilder::new(self.compression).record_size(timestamp, key, value, headers);
-        let max = self.max_request_size;
-        if size + BATCH_OVERHEAD > max {
-            return Err(anyhow!(
-                "line {number}: The message is {} bytes when serialized which is larger than {max}, which is the value of the max.request.size configuration.",
-                size + BATCH_OVERHEAD
-            ));
-        }
-        let p = choose_partition(
-            &mut self.partitioner,
-            partition,
-            partitions,
-            (key, size),
-            number,
-            &self.topic,
-        )?;
-        if !self.builders[p].is_empty() && self.builders[p].size() + size > self.batch_limit {
-            self.send_batch(p)?;
-        }
-        let builder = &mut self.builders[p];
-        let before = builder.size();
-        builder.append(timestamp, key, value, headers);
-        self.pending_bytes += builder.size() - before;
-        Ok(())
-    }
-
-    /// Hands partition `p`'s batch to the producer.
-    fn send_batch(&mut self, p: usize) -> anyhow::Result<()> {
-        let builder = &mut self.builders[p];
-        self.pending_bytes -= builder.size() - BATCH_OVERHEAD;
-        let batch = builder.build(0)?;
-        self.producer.push(p as u32, batch.into())?;
-        Ok(())
-    }
-
-    /// Hands every partial batch to the producer, without waiting for the answers.
-    fn send_partial(&mut self) -> anyhow::Result<()> {
-        for p in 0..self.builders.len() {
-            if !self.builders[p].is_empty() {
-                self.send_batch(p)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Sends everything read so far and waits for the acknowledgements.
-    fn flush(&mut self) -> anyhow::Result<()> {
-        self.send_partial()?;
-        self.producer.flush()?;
-        Ok(())
-    }
-}
-
-/// Builds batches per partition and appends them to the embedded log.
-struct LocalSink {
-    dir: LogDir,
-    topic: String,
-    meta: Option<TopicMeta>,
-    compression: Compression,
-    batch_size: usize,
-    partitioner: Partitioner,
-    builders: Vec<BatchBuilder>,
-    /// Finished batches per partition, waiting for the next flush.
-    pending: Vec<Vec<u8>>,
-    pending_bytes: usize,
-    /// The topic's `max.message.bytes`, read once.
-    max_message_bytes: usize,
-}
-
-impl LocalSink {
-    fn new(dir: LogDir, settings: &Settings) -> Self {
-        LocalSink {
-            dir,
-            topic: settings.topic.clone(),
-            meta: None,
-            compression: settings.compression,
-            batch_size: settings.batch_size,
-            partitioner: Partitioner::new(1, settings.batch_size),
-            builders: Vec::new(),
-            pending: Vec::new(),
-            pending_bytes: 0,
-            max_message_bytes: 0,
-        }
-    }
-
-    fn pending_bytes(&self) -> usize {
-        self.pending_bytes
-    }
-
-    /// The topic's metadata, creating the topic on first use when the log dir allows it.
-    fn topic(&mut self) -> anyhow::Result<&TopicMeta> {
-        if self.meta.is_none() {
-            let meta = match self.dir.topic(&self.topic)? {
-                Some(meta) => meta,
-                None if self.dir.auto_create_topics()? => {
-                    let partitions = self.dir.default_partitions()?;
-                    match self
-                        .dir
-                        .create_topic(&self.topic, partitions, Default::default())
-                    {
-                        Ok(meta) => meta,
-                        Err(LocalError::TopicExists(_)) => self.dir.require_topic(&self.topic)?,
-                        Err(e) => return Err(e.into()),
-                    }
-                }
-                None => {
-                    return Err(anyhow!(
-                        "Topic '{}' does not exist and auto.create.topics.enable=false in {}; create it with kafka-topics --create --topic {}",
-                        self.topic,
-                        self.dir.root().join("config.properties").display(),
-                        self.topic
-                    ));
-                }
-            };
-            let partitions = meta.partitions as usize;
-            self.partitioner = Partitioner::new(meta.partitions, self.batch_size);
-            self.builders = (0..partitions)
-                .map(|_| BatchBuilder::new(self.compression))
-                .collect();
-            self.pending = vec![Vec::new(); partitions];
-            self.max_message_bytes = meta.max_message_bytes();
-            self.meta = Some(meta);
-        }
-        Ok(self.meta.as_ref().expect("set above"))
-    }
-
-    /// Adds one record; `partition` and `timestamp` are chosen by the producer when absent.
-    fn add(&mut self, record: Outgoing<'_>, number: u64) -> anyhow::Result<()> {
-        let partitions = self.topic()?.partitions;
-        let max = self.max_message_bytes;
-        let Outgoing {
-            key,
-            value,
-            headers,
-            timestamp,
-            partition,
-        } = record;
-        let size = BatchBuilder::new(self.compression).record_size(timestamp, key, value, headers);
-        if size + BATCH_OVERHEAD > max {
-            return Err(anyhow!(
-                "line {number} is a record of {} bytes, larger than the topic's max.message.bytes ({max}); split the line or create the topic with a larger --config max.message.bytes",
-                size + BATCH_OVERHEAD
-            ));
-        }
-        let p = choose_partition(
-            &mut self.partitioner,
-            partition,
-            partitions,
-            (key, size),
-            number,
-            &self.topic,
-        )?;
-        let builder = &mut self.builders[p];
-        if !builder.is_empty() && builder.size() + size > self.batch_size.min(max) {
-            let before = self.pending[p].len();
-            builder.build_into(0, &mut self.pending[p])?;
-            self.pending_bytes += self.pending[p].len() - before;
-        }
-        let builder = &mut self.builders[p];
-        let before = builder.size();
-        builder.append(timestamp, key, value, headers);
-        self.pending_bytes += builder.size() - before;
-        Ok(())
-    }
-
-    /// Appends everything read so far: one write and one fdatasync per partition.
-    fn flush(&mut self) -> anyhow::Result<()> {
-        let Some(meta) = self.meta.clone() else {
-            return Ok(());
-        };
-        for (p, builder) in self.builders.iter_mut().enumerate() {
-            if !builder.is_empty() {
-                builder.build_into(0, &mut self.pending[p])?;
-            }
-        }
-        if self.pending.iter().all(Vec::is_empty) {
-            return Ok(());
-        }
-        let config = meta.partition_config();
-        // The shared log-dir lock keeps topic deletion out while we write.
-        let _lock = self.dir.lock(LockMode::Shared)?;
-        if self.dir.topic(&meta.name)?.is_none_or(|t| t.id != meta.id) {
-            return Err(anyhow!(
-                "topic '{}' was deleted while producing; the records read since the last flush were not written",
-                meta.name
-            ));
-        }
-        for (p, batches) in self.pending.iter_mut().enumerate() {
-            if batches.is_empty() {
-                continue;
-            }
-            let log = self.dir.partition(&meta.name, p as u32)?;
-            log.append(batches, &config)
-                .with_context(|| format!("cannot write to partition {}-{p}", meta.name))?;
-            batches.clear();
-        }
-        self.pending_bytes = 0;
-        Ok(())
-    }
 }

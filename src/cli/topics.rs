@@ -1,29 +1,121 @@
-//! `kafka-topics`: create, list, describe, alter and delete topics (Kafka's `TopicCommand`).
+//! `kafka-topics`: create, list, describe, alter and delete topics (Kafka's `TopicCommand`),
+//! through the client API, so the embedded log and a cluster take the same path.
+//!
+//! The arguments become [`TopicsOptions`] once, with Kafka's checks and messages; each action
+//! is then a few client calls and the output of [`output`].
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::anyhow;
+use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Command};
+use kafka_protocol::ResponseError;
 use regex::Regex;
 
-mod remote;
+mod output;
 
-use super::{
-    CliError, OutputFormat, connection_args, new_table, open_backend, properties, run_tool, usage,
+use super::{CliError, OutputFormat, connection_args, open_client, properties, run_tool, usage};
+use crate::client::{
+    Client, NewTopic, PartitionDescription, PartitionIncrease, topic_config, topic_name,
 };
-use crate::backend::Backend;
-use crate::local::logdir::LOCAL_NODE_ID;
-use crate::local::{LocalError, LogDir, TopicMeta, topic_config, topic_name};
+use output::{PartitionView, TopicView, write_describe, write_names};
 
-const ACTIONS: [&str; 5] = ["list", "describe", "create", "alter", "delete"];
-const REPORT_FILTERS: [&str; 4] = [
-    "under-replicated-partitions",
-    "unavailable-partitions",
-    "under-min-isr-partitions",
-    "at-min-isr-partitions",
-];
+/// `--describe`'s partition filters, in Kafka's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ReportFilter {
+    UnderReplicated,
+    Unavailable,
+    UnderMinIsr,
+    AtMinIsr,
+}
+
+impl ReportFilter {
+    const ALL: [ReportFilter; 4] = [
+        ReportFilter::UnderReplicated,
+        ReportFilter::Unavailable,
+        ReportFilter::UnderMinIsr,
+        ReportFilter::AtMinIsr,
+    ];
+
+    fn flag(self) -> &'static str {
+        match self {
+            ReportFilter::UnderReplicated => "under-replicated-partitions",
+            ReportFilter::Unavailable => "unavailable-partitions",
+            ReportFilter::UnderMinIsr => "under-min-isr-partitions",
+            ReportFilter::AtMinIsr => "at-min-isr-partitions",
+        }
+    }
+
+    /// Whether the filter shows partition `p` (`live`: the brokers that are up; `min_isr`:
+    /// the topic's `min.insync.replicas`).
+    fn shows(self, p: &PartitionDescription, live: &[i32], min_isr: Option<usize>) -> bool {
+        match self {
+            ReportFilter::UnderReplicated => p.replicas.len() > p.isr.len(),
+            ReportFilter::Unavailable => p.leader.is_none_or(|l| !live.contains(&l)),
+            ReportFilter::UnderMinIsr => {
+                p.leader.is_none() || min_isr.is_some_and(|min| p.isr.len() < min)
+            }
+            ReportFilter::AtMinIsr => min_isr == Some(p.isr.len()),
+        }
+    }
+}
+
+/// The one action of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Action {
+    Create,
+    List,
+    Describe,
+    Alter,
+    Delete,
+}
+
+impl Action {
+    const ALL: [Action; 5] = [
+        Action::List,
+        Action::Describe,
+        Action::Create,
+        Action::Alter,
+        Action::Delete,
+    ];
+
+    fn flag(self) -> &'static str {
+        match self {
+            Action::Create => "create",
+            Action::List => "list",
+            Action::Describe => "describe",
+            Action::Alter => "alter",
+            Action::Delete => "delete",
+        }
+    }
+}
+
+/// A `kafka-topics` run, as its arguments say.
+#[derive(Debug)]
+struct TopicsOptions {
+    action: Action,
+    /// `--topic`: the name to create, or a pattern of names for the other actions.
+    topic: Option<String>,
+    /// `--topic-id` (describe), unless it is the all-zero id.
+    topic_id: Option<String>,
+    partitions: Option<i32>,
+    replication_factor: Option<i32>,
+    replica_assignment: Option<String>,
+    /// `--config name=value` entries, as given.
+    configs: Vec<String>,
+    if_exists: bool,
+    if_not_exists: bool,
+    exclude_internal: bool,
+    topics_with_overrides: bool,
+    filters: Vec<ReportFilter>,
+    /// `--partition-size-limit-per-response` (Kafka's default 2000).
+    page_limit: i32,
+    output: OutputFormat,
+    command_config: Option<PathBuf>,
+}
 
 fn flag(name: &'static str, help: &'static str, heading: &'static str) -> Arg {
     Arg::new(name)
@@ -106,69 +198,109 @@ pub fn main() -> ExitCode {
 }
 
 fn run(m: &ArgMatches) -> Result<(), CliError> {
-    let actions: Vec<&str> = ACTIONS.into_iter().filter(|a| m.get_flag(a)).collect();
-    if actions.len() != 1 {
-        return usage(
-            "Command must include exactly one action: --list, --describe, --create, --alter or --delete",
-        );
-    }
-    let action = actions[0];
-    if m.contains_id("delete-config") {
-        eprintln!(
-            "delete-config option is no longer supported and deprecated since version 4.0. The config will be fully removed in future releases."
-        );
-    }
-    validate(m, action)?;
-    let command_config = match m.get_one::<String>("command-config") {
-        Some(path) => Some(properties::load_file(path.as_ref())?),
+    let opts = TopicsOptions::from_matches(m)?;
+    let command_config = match &opts.command_config {
+        Some(path) => Some(properties::load_file(path)?),
         None => None,
     };
-    let backend = open_backend(m, command_config.as_ref())?;
+    let mut client = open_client(m, command_config.as_ref())?;
     let mut out = std::io::stdout().lock();
-    let result = match backend {
-        Backend::Local(dir) => match action {
-            "create" => create(&dir, m, &mut out),
-            "list" => list(&dir, m, &mut out),
-            "describe" => describe(&dir, m, &mut out),
-            "alter" => alter(&dir, m),
-            _ => delete(&dir, m),
-        },
-        Backend::Remote(mut cluster) => remote::run(&mut cluster, action, m, &mut out),
+    let result = match opts.action {
+        Action::Create => create(&mut client, &opts, &mut out),
+        Action::List => list(&mut client, &opts, &mut out),
+        Action::Describe => describe(&mut client, &opts, &mut out),
+        Action::Alter => alter(&mut client, &opts),
+        Action::Delete => delete(&mut client, &opts),
     };
     out.flush().ok();
     result
 }
 
+impl TopicsOptions {
+    /// The options of a run, with Kafka's checks (`TopicCommandOptions.checkArgs`) in its
+    /// order.
+    fn from_matches(m: &ArgMatches) -> Result<TopicsOptions, CliError> {
+        let actions: Vec<Action> = Action::ALL
+            .into_iter()
+            .filter(|a| m.get_flag(a.flag()))
+            .collect();
+        let [action] = actions[..] else {
+            return usage(
+                "Command must include exactly one action: --list, --describe, --create, --alter or --delete",
+            );
+        };
+        if m.contains_id("delete-config") {
+            eprintln!(
+                "delete-config option is no longer supported and deprecated since version 4.0. The config will be fully removed in future releases."
+            );
+        }
+        validate(m, action)?;
+        Ok(TopicsOptions {
+            action,
+            topic: m.get_one::<String>("topic").cloned(),
+            topic_id: m
+                .get_one::<String>("topic-id")
+                .filter(|id| !is_zero_uuid(id))
+                .cloned(),
+            partitions: m.get_one::<i32>("partitions").copied(),
+            replication_factor: m.get_one::<i32>("replication-factor").copied(),
+            replica_assignment: m.get_one::<String>("replica-assignment").cloned(),
+            configs: m
+                .get_many::<String>("config")
+                .into_iter()
+                .flatten()
+                .cloned()
+                .collect(),
+            if_exists: m.get_flag("if-exists"),
+            if_not_exists: m.get_flag("if-not-exists"),
+            exclude_internal: m.get_flag("exclude-internal"),
+            topics_with_overrides: m.get_flag("topics-with-overrides"),
+            filters: ReportFilter::ALL
+                .into_iter()
+                .filter(|f| m.get_flag(f.flag()))
+                .collect(),
+            page_limit: m
+                .get_one::<i32>("partition-size-limit-per-response")
+                .copied()
+                .filter(|l| *l > 0)
+                .unwrap_or(2000),
+            output: OutputFormat::from_matches(m)?,
+            command_config: m.get_one::<String>("command-config").map(PathBuf::from),
+        })
+    }
+}
+
 /// Kafka's option checks (`TopicCommandOptions.checkArgs`), in its order.
-fn validate(m: &ArgMatches, action: &str) -> Result<(), CliError> {
-    let has = |id: &str| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
-    if action == "describe" && has("if-exists") && !has("topic") && !has("topic-id") {
+fn validate(m: &ArgMatches, action: Action) -> Result<(), CliError> {
+    let has = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
+    let name = action.flag();
+    if action == Action::Describe && has("if-exists") && !has("topic") && !has("topic-id") {
         return usage("--topic or --topic-id is required to describe a topic");
     }
-    if action != "list" && action != "describe" && !has("topic") {
+    if !matches!(action, Action::List | Action::Describe) && !has("topic") {
         return usage("Missing required argument \"[topic]\"");
     }
-    if action == "alter" && has("config") {
+    if action == Action::Alter && has("config") {
         return usage(
             "Option combination \"[[bootstrap-server], [config]]\" can't be used with option \"[alter]\" (To alter topic configurations, the kafka-configs tool can be used.)",
         );
     }
-    if action == "alter" && !has("partitions") {
+    if action == Action::Alter && !has("partitions") {
         return usage("Missing required argument \"[partitions]\"");
     }
-    let only_with = |opt: &str, allowed: &[&str]| -> Result<(), CliError> {
+    let only_with = |opt: &str, allowed: &[Action]| -> Result<(), CliError> {
         if has(opt) && !allowed.contains(&action) {
             return usage(format!(
-                "Option \"[{opt}]\" can't be used with option \"[{action}]\""
+                "Option \"[{opt}]\" can't be used with option \"[{name}]\""
             ));
         }
         Ok(())
     };
-    only_with("config", &["create", "alter"])?;
-    only_with("partitions", &["create", "alter"])?;
-    only_with("replication-factor", &["create"])?;
-    only_with("replica-assignment", &["create", "alter"])?;
-    if action == "create" && has("replica-assignment") {
+    only_with("config", &[Action::Create, Action::Alter])?;
+    only_with("partitions", &[Action::Create, Action::Alter])?;
+    only_with("replication-factor", &[Action::Create])?;
+    only_with("replica-assignment", &[Action::Create, Action::Alter])?;
+    if action == Action::Create && has("replica-assignment") {
         for other in ["partitions", "replication-factor"] {
             if has(other) {
                 return usage(format!(
@@ -177,18 +309,21 @@ fn validate(m: &ArgMatches, action: &str) -> Result<(), CliError> {
             }
         }
     }
-    for filter in REPORT_FILTERS {
-        only_with(filter, &["describe"])?;
+    for filter in ReportFilter::ALL.map(ReportFilter::flag) {
+        only_with(filter, &[Action::Describe])?;
         if has(filter) && has("topics-with-overrides") {
             return usage(format!(
                 "Option \"[{filter}]\" can't be used with option \"[topics-with-overrides]\""
             ));
         }
     }
-    only_with("topics-with-overrides", &["describe"])?;
-    only_with("if-exists", &["alter", "delete", "describe"])?;
-    only_with("if-not-exists", &["create"])?;
-    only_with("exclude-internal", &["list", "describe"])?;
+    only_with("topics-with-overrides", &[Action::Describe])?;
+    only_with(
+        "if-exists",
+        &[Action::Alter, Action::Delete, Action::Describe],
+    )?;
+    only_with("if-not-exists", &[Action::Create])?;
+    only_with("exclude-internal", &[Action::List, Action::Describe])?;
     Ok(())
 }
 
@@ -205,98 +340,177 @@ fn topic_pattern(arg: &str) -> Result<Regex, CliError> {
     })
 }
 
-/// The topics an action applies to, sorted; `Topic 'x' does not exist as expected` when a
-/// named topic matches nothing (unless `--if-exists`).
-fn matching_topics(dir: &LogDir, m: &ArgMatches) -> Result<Vec<TopicMeta>, CliError> {
-    let exclude_internal = m.get_flag("exclude-internal");
-    let mut names = dir.topic_names()?;
-    names.retain(|n| !(exclude_internal && topic_name::is_internal(n)));
-    let mut topics = Vec::new();
-    if let Some(id) = m
-        .get_one::<String>("topic-id")
-        .filter(|id| !is_zero_uuid(id))
-    {
-        for name in names {
-            if let Some(meta) = dir.topic(&name)?.filter(|t| &t.id == id) {
-                topics.push(meta);
-            }
-        }
-        if topics.is_empty() && !m.get_flag("if-exists") {
-            return Err(anyhow!("TopicId '{id}' does not exist as expected").into());
-        }
-        return Ok(topics);
-    }
-    let arg = m.get_one::<String>("topic");
-    let pattern = arg.map(|a| topic_pattern(a)).transpose()?;
-    for name in names {
-        if pattern.as_ref().is_none_or(|p| p.is_match(&name))
-            && let Some(meta) = dir.topic(&name)?
-        {
-            topics.push(meta);
-        }
-    }
-    if let Some(arg) = arg
-        && topics.is_empty()
-        && !m.get_flag("if-exists")
-    {
-        return Err(LocalError::UnknownTopic(arg.clone()).into());
-    }
-    Ok(topics)
-}
-
 fn is_zero_uuid(id: &str) -> bool {
     id == "AAAAAAAAAAAAAAAAAAAAAA"
 }
 
-fn create(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliError> {
-    let name = m.get_one::<String>("topic").expect("validated");
-    let if_not_exists = m.get_flag("if-not-exists");
+/// The topic names an action applies to, sorted: TopicCommand's `getTopics` (internal
+/// topics left out under `--exclude-internal`, `--topic` as a pattern of whole names).
+fn topic_names(client: &mut Client, opts: &TopicsOptions) -> Result<Vec<String>, CliError> {
+    let pattern = opts.topic.as_deref().map(topic_pattern).transpose()?;
+    Ok(client
+        .list_topics()?
+        .into_iter()
+        // The cluster's flag is what the admin client's listTopics uses; the name check is
+        // TopicCommand's own second filter.
+        .filter(|t| !(opts.exclude_internal && (t.internal || topic_name::is_internal(&t.name))))
+        .filter(|t| pattern.as_ref().is_none_or(|p| p.is_match(&t.name)))
+        .map(|t| t.name)
+        .collect())
+}
+
+/// [`topic_names`] for an action that needs a match: `Topic 'x' does not exist as expected`
+/// when `--topic` matched nothing, unless `--if-exists`.
+fn existing_names(client: &mut Client, opts: &TopicsOptions) -> Result<Vec<String>, CliError> {
+    let names = topic_names(client, opts)?;
+    if let Some(arg) = &opts.topic
+        && names.is_empty()
+        && !opts.if_exists
+    {
+        return Err(anyhow!("Topic '{arg}' does not exist as expected").into());
+    }
+    Ok(names)
+}
+
+fn list(client: &mut Client, opts: &TopicsOptions, out: &mut impl Write) -> Result<(), CliError> {
+    let names = topic_names(client, opts)?;
+    // Text: one line per topic; with none, one empty line, as Java's `String.join` prints.
+    write_names(&names, opts.output, out)
+}
+
+fn describe(
+    client: &mut Client,
+    opts: &TopicsOptions,
+    out: &mut impl Write,
+) -> Result<(), CliError> {
+    let topics = match &opts.topic_id {
+        // By id: Kafka's tool asks Metadata, which has no ELR (printed `N/A`).
+        Some(id) => {
+            let found: Vec<_> = client.describe_topic_id(id)?.into_iter().collect();
+            if found.is_empty() && !opts.if_exists {
+                return Err(anyhow!("TopicId '{id}' does not exist as expected").into());
+            }
+            found
+        }
+        // By name: DescribeTopicPartitions, as Kafka's tool does.
+        None => {
+            let names = existing_names(client, opts)?;
+            if names.is_empty() {
+                Vec::new()
+            } else {
+                client.describe_topics(&names, opts.page_limit)?
+            }
+        }
+    };
+    if topics.is_empty() {
+        return write_describe(&[], opts.output, out);
+    }
+    let names: Vec<String> = topics.iter().map(|t| t.name.clone()).collect();
+    let mut configs: BTreeMap<String, _> = client.describe_configs(&names)?.into_iter().collect();
+    let live = if opts.filters.contains(&ReportFilter::Unavailable) {
+        client.live_brokers()?
+    } else {
+        Vec::new()
+    };
+    let mut views = Vec::new();
+    for t in topics {
+        let entries = configs.remove(&t.name).unwrap_or_default();
+        let overrides: Vec<(String, String)> = entries
+            .iter()
+            .filter(|e| !e.is_default)
+            .map(|e| {
+                let value = e.value.clone().unwrap_or_else(|| "null".to_string());
+                (e.name.clone(), value)
+            })
+            .collect();
+        if opts.topics_with_overrides && overrides.is_empty() {
+            continue;
+        }
+        let min_isr: Option<usize> = entries
+            .iter()
+            .find(|e| e.name == "min.insync.replicas")
+            .and_then(|e| e.value.as_deref()?.trim().parse().ok());
+        let shown = |p: &PartitionDescription| {
+            opts.filters.is_empty() || opts.filters.iter().any(|f| f.shows(p, &live, min_isr))
+        };
+        let partitions = if opts.topics_with_overrides {
+            Vec::new()
+        } else {
+            t.partitions
+                .iter()
+                .filter(|p| shown(p))
+                .map(|p| PartitionView {
+                    partition: p.partition,
+                    leader: p.leader,
+                    replicas: p.replicas.clone(),
+                    isr: p.isr.clone(),
+                    elr: p.elr.clone(),
+                    last_known_elr: p.last_known_elr.clone(),
+                })
+                .collect()
+        };
+        views.push(TopicView {
+            partition_count: t.partitions.len(),
+            replication_factor: t.partitions.first().map_or(0, |p| p.replicas.len()),
+            name: t.name,
+            id: t.id,
+            configs: overrides,
+            summary: opts.filters.is_empty(),
+            partitions,
+        });
+    }
+    write_describe(&views, opts.output, out)
+}
+
+fn create(client: &mut Client, opts: &TopicsOptions, out: &mut impl Write) -> Result<(), CliError> {
+    let name = opts.topic.as_ref().expect("validated");
     if topic_name::has_collision_chars(name) {
         eprintln!(
             "WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could collide. To avoid issues it is best to use either, but not both."
         );
     }
-    if let Some(rf) = m.get_one::<i32>("replication-factor")
-        && !(1..=32767).contains(rf)
+    if let Some(rf) = opts.replication_factor
+        && !(1..=i32::from(i16::MAX)).contains(&rf)
     {
         return Err(anyhow!("The replication factor must be between 1 and 32767 inclusive").into());
     }
-    if let Some(p) = m.get_one::<i32>("partitions")
-        && *p < 1
-    {
+    if opts.partitions.is_some_and(|p| p < 1) {
         return Err(anyhow!("The partitions must be greater than 0").into());
     }
-    let configs = local_configs(m)?;
-    let partitions = match m.get_one::<String>("replica-assignment") {
+    let configs = parse_configs(&opts.configs)?;
+    let assignments = match &opts.replica_assignment {
         Some(text) => parse_replica_assignment(text)?,
-        None => match m.get_one::<i32>("partitions") {
-            Some(p) => *p as u32,
-            None => dir.default_partitions()?,
-        },
+        None => Vec::new(),
     };
-    if let Some(rf) = m.get_one::<i32>("replication-factor").filter(|rf| **rf > 1) {
-        return Err(anyhow!(
-            "Unable to replicate the partition {rf} time(s): The target replication factor of {rf} cannot be reached because only 1 broker(s) are registered or some brokers have all their log directories cordoned."
-        )
-        .into());
-    }
-    topic_name::validate(name).map_err(|e| anyhow!("Topic name is invalid: {e}"))?;
-    match dir.create_topic(name, partitions, configs) {
-        Ok(_) => {
-            writeln!(out, "Created topic {name}.").map_err(anyhow::Error::from)?;
-            Ok(())
+    // The backend validates the name, the partition count against its limits and the
+    // replication factor against the live brokers, with the messages Kafka's tool prints.
+    let topic = NewTopic {
+        name: name.clone(),
+        partitions: opts.partitions.filter(|_| assignments.is_empty()),
+        replication_factor: opts
+            .replication_factor
+            .filter(|_| assignments.is_empty())
+            .and_then(|rf| i16::try_from(rf).ok()),
+        assignments,
+        configs: configs.into_iter().collect(),
+    };
+    for (_, outcome) in client.create_topics(std::slice::from_ref(&topic))? {
+        match outcome {
+            Ok(()) => writeln!(out, "Created topic {name}.").map_err(anyhow::Error::from)?,
+            Err(e) if e.kind() == Some(ResponseError::TopicAlreadyExists) && opts.if_not_exists => {
+            }
+            Err(e) => return Err(e.into()),
         }
-        Err(LocalError::TopicExists(_)) if if_not_exists => Ok(()),
-        Err(e) => Err(e.into()),
     }
+    Ok(())
 }
 
 /// `--config` entries, split on `\s*=\s*` and validated as Kafka's tool validates them
-/// (a cluster's broker checks them again), with Kafka's warnings for duplicate list items.
-pub(crate) fn parse_configs(m: &ArgMatches) -> Result<BTreeMap<String, String>, CliError> {
+/// (the backend checks them again), with Kafka's warnings for duplicate list items.
+fn parse_configs(entries: &[String]) -> Result<BTreeMap<String, String>, CliError> {
     let mut configs = BTreeMap::new();
     let split = Regex::new(r"\s*=\s*").expect("valid regex");
-    for entry in m.get_many::<String>("config").into_iter().flatten() {
+    for entry in entries {
         let parts: Vec<&str> = split.split(entry).collect();
         if parts.len() != 2 {
             return Err(anyhow!(
@@ -315,23 +529,10 @@ pub(crate) fn parse_configs(m: &ArgMatches) -> Result<BTreeMap<String, String>, 
     Ok(configs)
 }
 
-/// [`parse_configs`] for the embedded log, which cannot compact yet.
-fn local_configs(m: &ArgMatches) -> Result<BTreeMap<String, String>, CliError> {
-    let configs = parse_configs(m)?;
-    if let Some(policy) = configs.get("cleanup.policy")
-        && policy.split(',').any(|p| p.trim() == "compact")
-    {
-        return Err(anyhow!(
-            "cleanup.policy={policy}: compaction is not yet supported on the embedded log; use cleanup.policy=delete, or a Kafka cluster"
-        )
-        .into());
-    }
-    Ok(configs)
-}
-
-/// `--replica-assignment` on the embedded log: one replica per partition, on broker 0.
-fn parse_replica_assignment(text: &str) -> Result<u32, CliError> {
-    let mut count = 0u32;
+/// `--replica-assignment 1:2,2:3`: the replica broker ids of partitions 0, 1, ... with
+/// TopicCommand's checks (no duplicates within a partition, one replication factor for all).
+fn parse_replica_assignment(text: &str) -> Result<Vec<Vec<i32>>, CliError> {
+    let mut out: Vec<Vec<i32>> = Vec::new();
     for (i, part) in text.split(',').enumerate() {
         let ids: Vec<i32> = part
             .split(':')
@@ -341,318 +542,134 @@ fn parse_replica_assignment(text: &str) -> Result<u32, CliError> {
                     .map_err(|_| anyhow!("For input string: \"{}\"", id.trim()))
             })
             .collect::<Result<_, _>>()?;
-        let mut seen = ids.clone();
-        seen.sort();
-        seen.dedup();
-        if seen.len() != ids.len() {
+        let mut duplicates: Vec<i32> = ids
+            .iter()
+            .filter(|id| ids.iter().filter(|other| other == id).count() > 1)
+            .copied()
+            .collect();
+        // Each duplicate once (1:2:1:2 names 1,2), as Kafka does.
+        duplicates.sort_unstable();
+        duplicates.dedup();
+        if !duplicates.is_empty() {
             return Err(anyhow!(
                 "Partition replica lists may not contain duplicate entries: {}",
-                ids.iter().map(i32::to_string).collect::<Vec<_>>().join(",")
+                join(&duplicates, ",")
             )
             .into());
         }
-        if ids != [LOCAL_NODE_ID] {
+        if let Some(first) = out.first()
+            && first.len() != ids.len()
+        {
             return Err(anyhow!(
-                "partition {i} is assigned to brokers {part}, but the embedded log has a single broker {LOCAL_NODE_ID}; use {LOCAL_NODE_ID} for every partition"
+                "Partition {i} has different replication factor: [{}]",
+                join(&ids, ", ")
             )
             .into());
         }
-        count += 1;
+        out.push(ids);
     }
-    Ok(count)
+    Ok(out)
 }
 
-fn list(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliError> {
-    let mut names = dir.topic_names()?;
-    if m.get_flag("exclude-internal") {
-        names.retain(|n| !topic_name::is_internal(n));
-    }
-    if let Some(arg) = m.get_one::<String>("topic") {
-        let pattern = topic_pattern(arg)?;
-        names.retain(|n| pattern.is_match(n));
-    }
-    write_names(&names, OutputFormat::from_matches(m)?, out)
-}
-
-/// Prints a topic list in the chosen format (Kafka's text: one name per line).
-pub(crate) fn write_names(
-    names: &[String],
-    format: OutputFormat,
-    out: &mut impl Write,
-) -> Result<(), CliError> {
-    let text = match format {
-        OutputFormat::Text => format!("{}\n", names.join("\n")),
-        OutputFormat::Json => format!("{}\n", serde_json::json!({ "topics": names })),
-        OutputFormat::Table => {
-            let mut table = new_table(&["TOPIC"]);
-            for n in names {
-                table.add_row(vec![n]);
-            }
-            format!("{table}\n")
-        }
-    };
-    out.write_all(text.as_bytes())
-        .map_err(anyhow::Error::from)?;
-    Ok(())
-}
-
-/// What `--describe` shows of one topic after the filters, whichever the backend.
-pub(crate) struct TopicView {
-    pub name: String,
-    /// 22-character URL-safe base64; the all-zero id is not printed, as Kafka does.
-    pub id: String,
-    pub partition_count: usize,
-    pub replication_factor: usize,
-    /// Non-default config entries, in the order the backend gave them.
-    pub configs: Vec<(String, String)>,
-    /// The summary line (no partition filter given).
-    pub summary: bool,
-    pub partitions: Vec<PartitionView>,
-}
-
-/// One partition line of `--describe`.
-pub(crate) struct PartitionView {
-    pub partition: i32,
-    /// `None` when the partition has no leader.
-    pub leader: Option<i32>,
-    pub replicas: Vec<i32>,
-    pub isr: Vec<i32>,
-    /// `None` when the backend cannot tell (Metadata fallback): printed `N/A`.
-    pub elr: Option<Vec<i32>>,
-    pub last_known_elr: Option<Vec<i32>>,
-}
-
-fn describe(dir: &LogDir, m: &ArgMatches, out: &mut impl Write) -> Result<(), CliError> {
-    let format = OutputFormat::from_matches(m)?;
-    let topics = matching_topics(dir, m)?;
-    for t in &topics {
-        dir.apply_retention(t)?;
-    }
-    let filters: Vec<&str> = REPORT_FILTERS
-        .into_iter()
-        .filter(|f| m.get_flag(f))
-        .collect();
-    let overrides_only = m.get_flag("topics-with-overrides");
-    let mut views = Vec::new();
-    for t in &topics {
-        if overrides_only && t.configs.is_empty() {
-            continue;
-        }
-        let min_isr = topic_config::effective_i64(&t.configs, "min.insync.replicas");
-        // Every local partition has its leader and one in-sync replica.
-        let isr = 1;
-        let shown = !overrides_only
-            && (filters.is_empty()
-                || filters.iter().any(|f| match *f {
-                    "under-min-isr-partitions" => isr < min_isr,
-                    "at-min-isr-partitions" => isr == min_isr,
-                    _ => false,
-                }));
-        let partitions = if shown { t.partitions } else { 0 };
-        views.push(TopicView {
-            name: t.name.clone(),
-            id: t.id.clone(),
-            partition_count: t.partitions as usize,
-            replication_factor: 1,
-            configs: t
-                .configs
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-            summary: filters.is_empty(),
-            partitions: (0..partitions as i32)
-                .map(|p| PartitionView {
-                    partition: p,
-                    leader: Some(LOCAL_NODE_ID),
-                    replicas: vec![LOCAL_NODE_ID],
-                    isr: vec![LOCAL_NODE_ID],
-                    elr: Some(Vec::new()),
-                    last_known_elr: Some(Vec::new()),
-                })
-                .collect(),
-        });
-    }
-    write_describe(&views, format, out)
-}
-
-/// Prints `--describe` results in the chosen format.
-pub(crate) fn write_describe(
-    views: &[TopicView],
-    format: OutputFormat,
-    out: &mut impl Write,
-) -> Result<(), CliError> {
-    let text = match format {
-        OutputFormat::Text => describe_text(views),
-        OutputFormat::Json => format!("{}\n", describe_json(views)),
-        OutputFormat::Table => describe_table(views),
-    };
-    out.write_all(text.as_bytes())
-        .map_err(anyhow::Error::from)?;
-    Ok(())
-}
-
-fn join_ids(ids: &[i32]) -> String {
-    ids.iter().map(i32::to_string).collect::<Vec<_>>().join(",")
-}
-
-fn join_configs(configs: &[(String, String)]) -> String {
-    configs
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
+fn join(ids: &[i32], separator: &str) -> String {
+    ids.iter()
+        .map(i32::to_string)
         .collect::<Vec<_>>()
-        .join(",")
+        .join(separator)
 }
 
-/// Kafka's describe text: a summary line per topic, then a line per partition.
-fn describe_text(views: &[TopicView]) -> String {
-    let mut text = String::new();
-    for v in views {
-        if v.summary {
-            text.push_str(&format!("Topic: {}", v.name));
-            if !is_zero_uuid(&v.id) {
-                text.push_str(&format!("\tTopicId: {}", v.id));
-            }
-            text.push_str(&format!(
-                "\tPartitionCount: {}\tReplicationFactor: {}\tConfigs: {}\n",
-                v.partition_count,
-                v.replication_factor,
-                join_configs(&v.configs)
-            ));
-        }
-        let elr = |ids: &Option<Vec<i32>>| match ids {
-            Some(ids) => join_ids(ids),
-            None => "N/A".to_string(),
-        };
-        for p in &v.partitions {
-            text.push_str(&format!(
-                "\tTopic: {}\tPartition: {}\tLeader: {}\tReplicas: {}\tIsr: {}\tElr: {}\tLastKnownElr: {}\n",
-                v.name,
-                p.partition,
-                p.leader.map_or("none".to_string(), |l| l.to_string()),
-                join_ids(&p.replicas),
-                join_ids(&p.isr),
-                elr(&p.elr),
-                elr(&p.last_known_elr),
-            ));
-        }
+fn alter(client: &mut Client, opts: &TopicsOptions) -> Result<(), CliError> {
+    let count = opts.partitions.expect("validated");
+    let names = existing_names(client, opts)?;
+    if names.is_empty() {
+        return Ok(());
     }
-    text
-}
-
-/// `--output json`: `{"topics":[{name, topicId, partitionCount, replicationFactor, configs,
-/// partitions:[{partition, leader, replicas, isr, elr, lastKnownElr}]}]}`; an unknown leader or
-/// ELR is `null`.
-fn describe_json(views: &[TopicView]) -> serde_json::Value {
-    let topics: Vec<serde_json::Value> = views
-        .iter()
-        .map(|v| {
-            let partitions: Vec<serde_json::Value> = v
-                .partitions
-                .iter()
-                .map(|p| {
-                    serde_json::json!({
-                        "partition": p.partition,
-                        "leader": p.leader,
-                        "replicas": p.replicas,
-                        "isr": p.isr,
-                        "elr": p.elr,
-                        "lastKnownElr": p.last_known_elr,
-                    })
+    let increases: Vec<PartitionIncrease> = match &opts.replica_assignment {
+        // The entries from the current partition count onward place the new partitions.
+        Some(text) => {
+            let assignment = parse_replica_assignment(text)?;
+            client
+                .describe_topics(&names, opts.page_limit)?
+                .into_iter()
+                .map(|t| PartitionIncrease {
+                    assignments: Some(
+                        assignment
+                            .iter()
+                            .skip(t.partitions.len())
+                            .cloned()
+                            .collect(),
+                    ),
+                    name: t.name,
+                    count,
                 })
-                .collect();
-            let configs: serde_json::Map<String, serde_json::Value> = v
-                .configs
-                .iter()
-                .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
-                .collect();
-            serde_json::json!({
-                "name": v.name,
-                "topicId": v.id,
-                "partitionCount": v.partition_count,
-                "replicationFactor": v.replication_factor,
-                "configs": configs,
-                "partitions": partitions,
+                .collect()
+        }
+        None => names
+            .into_iter()
+            .map(|name| PartitionIncrease {
+                name,
+                count,
+                assignments: None,
             })
-        })
-        .collect();
-    serde_json::json!({ "topics": topics })
+            .collect(),
+    };
+    // Like the admin client's `all().get()`: the first failure is the command's error.
+    for (_, outcome) in client.create_partitions(&increases)? {
+        outcome?;
+    }
+    Ok(())
 }
 
-/// `--output table`: one row per partition, with the topic's settings.
-fn describe_table(views: &[TopicView]) -> String {
-    let mut table = new_table(&[
-        "TOPIC",
-        "PARTITIONS",
-        "CONFIGS",
-        "PARTITION",
-        "LEADER",
-        "REPLICAS",
-        "ISR",
-    ]);
-    for v in views {
-        let configs = join_configs(&v.configs);
-        if v.partitions.is_empty() {
-            table.add_row(vec![
-                v.name.clone(),
-                v.partition_count.to_string(),
-                configs.clone(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-            ]);
-        }
-        for (i, p) in v.partitions.iter().enumerate() {
-            let first = i == 0;
-            let only_first = |s: String| if first { s } else { String::new() };
-            table.add_row(vec![
-                only_first(v.name.clone()),
-                only_first(v.partition_count.to_string()),
-                only_first(configs.clone()),
-                p.partition.to_string(),
-                p.leader.map_or("none".to_string(), |l| l.to_string()),
-                join_ids(&p.replicas),
-                join_ids(&p.isr),
-            ]);
-        }
+fn delete(client: &mut Client, opts: &TopicsOptions) -> Result<(), CliError> {
+    let names = existing_names(client, opts)?;
+    if let Some(internal) = names.iter().find(|n| topic_name::is_internal(n)) {
+        return Err(anyhow!(
+            "Topic {internal} is a kafka internal topic and is not allowed to be marked for deletion."
+        )
+        .into());
     }
-    format!("{table}\n")
-}
-
-fn alter(dir: &LogDir, m: &ArgMatches) -> Result<(), CliError> {
-    let count = *m.get_one::<i32>("partitions").expect("validated");
-    if count < 1 {
-        return Err(anyhow!("The partitions must be greater than 0").into());
+    if names.is_empty() {
+        return Ok(());
     }
-    for t in matching_topics(dir, m)? {
-        if let Some(text) = m.get_one::<String>("replica-assignment") {
-            let given = parse_replica_assignment(text)?;
-            let added = (count as u32).saturating_sub(t.partitions);
-            if given < count as u32 && given < added {
-                return Err(anyhow!(
-                    "Attempted to add {added} additional partition(s), but only {given} assignment(s) were specified."
-                )
-                .into());
+    // Like the admin client's `all().get()`: the first failure is the command's error. A
+    // topic deleted meanwhile by someone else is gone, as asked.
+    for (_, outcome) in client.delete_topics(&names)? {
+        match outcome {
+            Err(e) if e.kind() != Some(ResponseError::UnknownTopicOrPartition) => {
+                return Err(e.into());
             }
+            _ => {}
         }
-        dir.add_partitions(&t.name, count as u32)?;
     }
     Ok(())
 }
 
-fn delete(dir: &LogDir, m: &ArgMatches) -> Result<(), CliError> {
-    for t in matching_topics(dir, m)? {
-        if topic_name::is_internal(&t.name) {
-            return Err(anyhow!(
-                "Topic {} is a kafka internal topic and is not allowed to be marked for deletion.",
-                t.name
-            )
-            .into());
-        }
-        match dir.delete_topic(&t.name) {
-            Ok(()) | Err(LocalError::UnknownTopic(_)) => {}
-            Err(e) => return Err(e.into()),
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replica_assignment() {
+        assert_eq!(
+            parse_replica_assignment("1:2, 2 :3,3:1").ok(),
+            Some(vec![vec![1, 2], vec![2, 3], vec![3, 1]])
+        );
+        let err = |text| match parse_replica_assignment(text) {
+            Err(CliError::Runtime(e)) => e.to_string(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            err("1:1:2"),
+            "Partition replica lists may not contain duplicate entries: 1"
+        );
+        assert_eq!(
+            err("1:2:1:2"),
+            "Partition replica lists may not contain duplicate entries: 1,2"
+        );
+        assert_eq!(
+            err("1:2,3"),
+            "Partition 1 has different replication factor: [3]"
+        );
+        assert_eq!(err("1:x"), "For input string: \"x\"");
     }
-    Ok(())
 }

@@ -24,7 +24,7 @@ use base64::Engine;
 use super::error::{IoContext, LocalError, Result};
 use super::lock::{FileLock, LockMode};
 use super::partition::{PartitionConfig, PartitionLog};
-use super::{topic_config, topic_name};
+use crate::client::{topic_config, topic_name};
 
 const FORMAT_FILE: &str = "kafkit-format";
 const FORMAT_LINE: &str = "kafkit-log-format=1";

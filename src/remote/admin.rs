@@ -23,6 +23,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::connection::{ClientConfig, ConnectFailure, Connection};
 use super::error::{RemoteError, Result};
+use crate::client::{ConfigEntry, NewTopic, PartitionIncrease};
 
 /// A broker of the cluster, as Metadata describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,42 +77,10 @@ pub struct ClusterMetadata {
     pub topics: Vec<TopicInfo>,
 }
 
-/// A topic to create. `None` leaves the choice to the broker (`num.partitions`,
-/// `default.replication.factor`), as Kafka's admin client does by sending -1.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NewTopic {
-    pub name: String,
-    pub partitions: Option<i32>,
-    pub replication_factor: Option<i16>,
-    /// Replica broker ids per partition, in partition order; when given, the counts are unset.
-    pub assignments: Vec<Vec<i32>>,
-    pub configs: Vec<(String, String)>,
-}
-
-/// One config entry of a topic, as DescribeConfigs returns it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigEntry {
-    pub name: String,
-    /// `None` for sensitive values (Kafka's tool prints `null`).
-    pub value: Option<String>,
-    /// The source is DEFAULT_CONFIG (5): not an override of any kind.
-    pub is_default: bool,
-}
-
 /// DescribeConfigs' DEFAULT_CONFIG source.
 const DEFAULT_CONFIG: i8 = 5;
 /// DescribeConfigs' resource type for topics.
 const TOPIC_RESOURCE: i8 = 2;
-
-/// A partition count increase for CreatePartitions.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartitionIncrease {
-    pub name: String,
-    /// The new total partition count.
-    pub count: i32,
-    /// Replica broker ids of each new partition; `None` lets the controller place them.
-    pub assignments: Option<Vec<Vec<i32>>>,
-}
 
 /// A per-topic outcome of CreateTopics or DeleteTopics.
 pub type TopicOutcome = (String, Result<()>);

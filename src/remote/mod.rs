@@ -41,17 +41,15 @@ pub mod security;
 pub mod tls;
 pub mod versions;
 
-pub use admin::{
-    BrokerInfo, Client, ClusterMetadata, ConfigEntry, NewTopic, PartitionIncrease, PartitionInfo,
-    TopicInfo, TopicOutcome,
-};
+pub use admin::{BrokerInfo, Client, ClusterMetadata, PartitionInfo, TopicInfo, TopicOutcome};
 pub use connection::ClientConfig;
 pub use error::RemoteError;
 pub use fetch::{Fetched, Isolation, PartitionData, Tp};
 pub use groups::{CommittedOffset, GroupInfo, GroupMember, ListedGroup, OffsetDeleteOutcome};
 pub use membership::{Change, GroupProtocol, MemberSettings};
-pub use produce::{Producer, ProducerSettings};
+pub use produce::Producer;
 
+use crate::client::{ConfigEntry, NewTopic, PartitionIncrease};
 use error::Result;
 
 /// A connected admin client with its own single-threaded runtime, for the blocking tools: one

@@ -31,7 +31,7 @@ use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use super::{CliError, connection_args, open_backend, properties, run_tool};
-use crate::backend::Backend;
+use crate::client::Backend;
 use source::Source;
 
 /// The one-line description Kafka prints with its usage.

@@ -1,0 +1,95 @@
+//! [`ClientError`]: the one error type of the client API, whichever backend answered.
+
+use kafka_protocol::ResponseError;
+
+use crate::local::LocalError;
+use crate::remote::RemoteError;
+
+/// Why a client call failed. Its text is one line, as the tools print it.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// Refused with one of Kafka's error kinds, by a broker or by the embedded log acting as
+    /// one; `message` is the text Kafka's tools print for it.
+    #[error("{message}")]
+    Kafka {
+        kind: ResponseError,
+        message: String,
+    },
+    /// A record refused before it was sent: too large, or naming a partition the topic does
+    /// not have.
+    #[error("{message}")]
+    InvalidRecord {
+        kind: ResponseError,
+        message: String,
+    },
+    /// Encoding or decoding a record batch failed (a codec error, a damaged batch).
+    #[error(transparent)]
+    Batch(#[from] crate::record::RecordError),
+    /// The embedded log failed: I/O, damaged files, locks.
+    #[error(transparent)]
+    Local(LocalError),
+    /// Talking to the cluster failed: connection, protocol, security.
+    #[error(transparent)]
+    Remote(RemoteError),
+    /// No `--log-dir` and no environment variable says where the embedded log lives.
+    #[error(
+        "cannot find a home for the embedded log: set --log-dir, KAFKIT_LOG_DIR, XDG_DATA_HOME or HOME"
+    )]
+    NoLogDir,
+}
+
+impl ClientError {
+    /// A refusal of the given kind with Kafka's message.
+    pub fn kafka(kind: ResponseError, message: impl Into<String>) -> ClientError {
+        ClientError::Kafka {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// Kafka's error kind, when the request was refused with one.
+    pub fn kind(&self) -> Option<ResponseError> {
+        match self {
+            ClientError::Kafka { kind, .. } | ClientError::InvalidRecord { kind, .. } => {
+                Some(*kind)
+            }
+            ClientError::Local(LocalError::TopicExists(_)) => {
+                Some(ResponseError::TopicAlreadyExists)
+            }
+            ClientError::Local(LocalError::UnknownTopic(_)) => {
+                Some(ResponseError::UnknownTopicOrPartition)
+            }
+            ClientError::Local(LocalError::OffsetOutOfRange { .. }) => {
+                Some(ResponseError::OffsetOutOfRange)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the cluster could not be reached (refused, closed, timed out): it may answer
+    /// again in a moment, unlike a refusal or a bad setting.
+    pub fn is_connection(&self) -> bool {
+        matches!(self, ClientError::Remote(e) if e.is_connection())
+    }
+}
+
+impl From<LocalError> for ClientError {
+    fn from(e: LocalError) -> Self {
+        ClientError::Local(e)
+    }
+}
+
+impl From<RemoteError> for ClientError {
+    fn from(e: RemoteError) -> Self {
+        match e {
+            RemoteError::Broker { code, message } => match ResponseError::try_from_code(code) {
+                Some(kind) => ClientError::Kafka { kind, message },
+                None => ClientError::Remote(RemoteError::Broker { code, message }),
+            },
+            other => ClientError::Remote(other),
+        }
+    }
+}
+
+/// Result alias for the client API.
+pub type Result<T, E = ClientError> = std::result::Result<T, E>;

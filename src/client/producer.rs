@@ -1,0 +1,303 @@
+//! The producer on either backend: one accumulator (Kafka's partitioner, a batch builder per
+//! partition, the size checks) that hands finished batches to the backend. The embedded log
+//! writes them at each flush; a cluster pipelines them to the partitions' leaders as they come.
+//! The same input so becomes the same record batches on both.
+
+use std::time::Duration;
+
+use kafka_protocol::ResponseError;
+
+use super::{Backend, Client, ClientError, Result};
+use crate::local::producer::LocalWriter;
+use crate::partitioner::Partitioner;
+use crate::record::{BATCH_OVERHEAD, BatchBuilder, Compression};
+use crate::remote;
+
+/// How large a batch may grow while more input is already waiting, unless `batch.size` was
+/// given (librdkafka's default batch size). A broker handles one connection's requests one at
+/// a time, each carrying one batch per partition, so bulk input into few partitions goes as
+/// fast as the batches are large; input that pauses still goes out in batches of
+/// `batch.size`, as Kafka's producer sends them.
+pub const BULK_BATCH: usize = 1_000_000;
+/// Kafka's default `max.message.bytes`, for a cluster that does not say (no rights to
+/// describe configs, say).
+const DEFAULT_MAX_MESSAGE_BYTES: usize = 1_048_588;
+
+/// How the producer sends, from the producer properties.
+#[derive(Debug, Clone)]
+pub struct ProducerSettings {
+    /// `acks`: -1 (all in-sync replicas), 1 (the leader) or 0 (no answer at all).
+    pub acks: i16,
+    /// `retries`: how many times a batch is sent again after a retriable error.
+    pub retries: u32,
+    /// `retry.backoff.ms`: the first wait before a retry; it doubles up to 1 s.
+    pub retry_backoff: Duration,
+    /// `max.block.ms`: how long to wait for the topic's metadata and a producer id.
+    pub max_block: Duration,
+    /// `enable.idempotence`: InitProducerId, then sequence numbers in every batch.
+    pub idempotence: bool,
+    /// `max.in.flight.requests.per.connection`: Produce requests sent to a leader before the
+    /// first answer is read (at most 5 when idempotent: the broker remembers 5 batches).
+    pub max_in_flight: usize,
+    /// `delivery.timeout.ms`: how long a batch may wait for delivery after it was queued.
+    pub delivery_timeout: Duration,
+}
+
+/// How records become batches: the same on both backends.
+#[derive(Debug, Clone)]
+pub struct BatchSettings {
+    pub compression: Compression,
+    /// `batch.size`: a batch this full is ready to go.
+    pub batch_size: usize,
+    /// `batch.size` was given: batches never grow past it (else see [`BULK_BATCH`]).
+    pub batch_size_given: bool,
+    /// `max.request.size`: the largest record the producer takes.
+    pub max_request_size: usize,
+}
+
+/// One record to send, borrowed from its input.
+#[derive(Debug, Clone, Copy)]
+pub struct ProducerRecord<'a> {
+    pub key: Option<&'a [u8]>,
+    pub value: Option<&'a [u8]>,
+    pub headers: &'a [(&'a str, Option<&'a [u8]>)],
+    pub timestamp: i64,
+    /// The partition to write to; `None`: Kafka's partitioner chooses.
+    pub partition: Option<u32>,
+}
+
+/// A producer for one topic.
+#[derive(Debug)]
+pub struct Producer {
+    topic: String,
+    sink: Sink,
+    settings: BatchSettings,
+    partitioner: Partitioner,
+    /// One per partition; empty until the topic is known.
+    builders: Vec<BatchBuilder>,
+    /// How large a batch may grow (see [`BULK_BATCH`]).
+    batch_limit: usize,
+    /// The topic's `max.message.bytes`, where the backend checks records against it as they
+    /// are added (the embedded log); a cluster's broker checks it itself.
+    record_limit: Option<usize>,
+    /// Bytes in the builders.
+    pending_bytes: usize,
+}
+
+/// Where finished batches go.
+#[derive(Debug)]
+// One per process: the size difference between the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
+enum Sink {
+    Local(LocalWriter),
+    Remote(remote::Producer),
+}
+
+impl Client {
+    /// A producer for `topic`: `batching` shapes the batches; `delivery` says how a cluster is
+    /// written to (acks, retries, idempotence; the embedded log makes every flush durable).
+    /// Nothing is sent until the first record.
+    pub fn into_producer(
+        self,
+        topic: &str,
+        batching: BatchSettings,
+        delivery: ProducerSettings,
+    ) -> Producer {
+        let sink = match self.backend {
+            Backend::Local(dir) => Sink::Local(LocalWriter::new(dir, topic)),
+            Backend::Remote(cluster) => Sink::Remote(cluster.into_producer(topic, delivery)),
+        };
+        Producer {
+            topic: topic.to_string(),
+            sink,
+            partitioner: Partitioner::new(1, batching.batch_size),
+            batch_limit: batching.batch_size,
+            settings: batching,
+            builders: Vec::new(),
+            record_limit: None,
+            pending_bytes: 0,
+        }
+    }
+}
+
+impl Producer {
+    /// Adds a record to its partition's batch, handing the batch over first when the record
+    /// would not fit. A record refused by the checks is [`ClientError::InvalidRecord`].
+    pub fn send(&mut self, record: ProducerRecord<'_>) -> Result<()> {
+        if self.builders.is_empty() {
+            self.start()?;
+        }
+        let ProducerRecord {
+            key,
+            value,
+            headers,
+            timestamp,
+            partition,
+        } = record;
+        let size = BatchBuilder::new(self.settings.compression)
+            .record_size(timestamp, key, value, headers);
+        let max = self.settings.max_request_size;
+        if size + BATCH_OVERHEAD > max {
+            return Err(invalid(
+                ResponseError::MessageTooLarge,
+                format!(
+                    "The message is {} bytes when serialized which is larger than {max}, which is the value of the max.request.size configuration.",
+                    size + BATCH_OVERHEAD
+                ),
+            ));
+        }
+        if let Some(max) = self.record_limit
+            && size + BATCH_OVERHEAD > max
+        {
+            return Err(invalid(
+                ResponseError::MessageTooLarge,
+                format!(
+                    "a record of {} bytes is larger than the topic's max.message.bytes ({max}); split the line or create the topic with a larger --config max.message.bytes",
+                    size + BATCH_OVERHEAD
+                ),
+            ));
+        }
+        let partitions = self.builders.len() as u32;
+        let p = match partition {
+            Some(p) if p < partitions => p as usize,
+            Some(p) => {
+                return Err(invalid(
+                    ResponseError::UnknownTopicOrPartition,
+                    format!(
+                        "the record names partition {p}, but topic '{}' has {partitions} partition(s)",
+                        self.topic
+                    ),
+                ));
+            }
+            None => self.partitioner.partition(key, size) as usize,
+        };
+        if !self.builders[p].is_empty() && self.builders[p].size() + size > self.batch_limit {
+            self.hand_over(p)?;
+        }
+        let builder = &mut self.builders[p];
+        let before = builder.size();
+        builder.append(timestamp, key, value, headers);
+        self.pending_bytes += builder.size() - before;
+        Ok(())
+    }
+
+    /// Learns the topic (its partitions, a producer id when idempotent, its limits) and sets
+    /// up a builder per partition.
+    fn start(&mut self) -> Result<()> {
+        let (partitions, producer_id, topic_max) = match &mut self.sink {
+            Sink::Local(writer) => {
+                let meta = writer.open()?;
+                self.record_limit = Some(meta.max_message_bytes());
+                (meta.partitions, None, Some(meta.max_message_bytes()))
+            }
+            Sink::Remote(producer) => (
+                producer.partitions()?,
+                producer.producer_id(),
+                producer.max_message_bytes(),
+            ),
+        };
+        self.partitioner = Partitioner::new(partitions, self.settings.batch_size);
+        self.batch_limit = batch_limit(
+            &self.settings,
+            topic_max.unwrap_or(DEFAULT_MAX_MESSAGE_BYTES),
+        );
+        // Each builder numbers its batches' records from sequence 0 on, one partition each.
+        self.builders = (0..partitions)
+            .map(|_| {
+                let mut b = BatchBuilder::new(self.settings.compression);
+                if let Some((id, epoch)) = producer_id {
+                    b.set_producer(id, epoch, 0);
+                }
+                b
+            })
+            .collect();
+        Ok(())
+    }
+
+    /// Hands partition `p`'s batch to the backend.
+    fn hand_over(&mut self, p: usize) -> Result<()> {
+        let builder = &mut self.builders[p];
+        self.pending_bytes -= builder.size() - BATCH_OVERHEAD;
+        match &mut self.sink {
+            Sink::Local(writer) => writer.queue(p, builder),
+            Sink::Remote(producer) => Ok(producer.push(p as u32, builder.build(0)?.into())?),
+        }
+    }
+
+    /// Hands every partial batch to the backend.
+    fn hand_over_all(&mut self) -> Result<()> {
+        for p in 0..self.builders.len() {
+            if !self.builders[p].is_empty() {
+                self.hand_over(p)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Input paused: hands over the batches that `batch.size` calls full, as Kafka's producer
+    /// would have sent them by now; smaller ones wait for the linger.
+    pub fn input_paused(&mut self) -> Result<()> {
+        for p in 0..self.builders.len() {
+            if self.builders[p].size() >= self.settings.batch_size {
+                self.hand_over(p)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The linger passed: every partial batch goes. The embedded log writes them durably; a
+    /// cluster gets them without waiting for the answers.
+    pub fn send_lingered(&mut self) -> Result<()> {
+        self.hand_over_all()?;
+        match &mut self.sink {
+            Sink::Local(writer) => writer.flush(),
+            Sink::Remote(_) => Ok(()),
+        }
+    }
+
+    /// Sends everything added so far and returns once it is durable (the embedded log) or
+    /// acknowledged as `acks` asks (a cluster).
+    pub fn flush(&mut self) -> Result<()> {
+        self.hand_over_all()?;
+        match &mut self.sink {
+            Sink::Local(writer) => writer.flush(),
+            Sink::Remote(producer) => Ok(producer.flush()?),
+        }
+    }
+
+    /// Flushes and ends the producer.
+    pub fn close(mut self) -> Result<()> {
+        self.flush()?;
+        match self.sink {
+            Sink::Local(_) => Ok(()),
+            Sink::Remote(producer) => Ok(producer.close()?),
+        }
+    }
+
+    /// Bytes added and not yet sent or written.
+    pub fn pending_bytes(&self) -> usize {
+        let buffered = match &self.sink {
+            Sink::Local(writer) => writer.buffered_bytes(),
+            Sink::Remote(_) => 0,
+        };
+        self.pending_bytes + buffered
+    }
+}
+
+/// The largest batch to build: `batch.size` when it was given; otherwise up to
+/// [`BULK_BATCH`], within `max.request.size` and the topic's `max.message.bytes` (with room
+/// for a codec that grows incompressible data), never below `batch.size`.
+fn batch_limit(settings: &BatchSettings, topic_max: usize) -> usize {
+    let configured = settings.batch_size.min(settings.max_request_size);
+    if settings.batch_size_given {
+        return configured;
+    }
+    BULK_BATCH
+        .min(settings.max_request_size)
+        .min(topic_max / 16 * 15)
+        .max(configured)
+}
+
+fn invalid(kind: ResponseError, message: String) -> ClientError {
+    ClientError::InvalidRecord { kind, message }
+}

@@ -1,0 +1,213 @@
+//! Topic admin on either backend: list, describe, describe configs, create, add partitions
+//! and delete, with the types Kafka's admin client uses for them.
+//!
+//! The embedded log answers as a one-broker cluster would (broker id 0, one replica per
+//! partition), so that a tool prints the same thing for the same state on both backends.
+
+use kafka_protocol::ResponseError;
+
+use super::{Backend, Client, ClientError, Result};
+use crate::local;
+use crate::remote::{PartitionInfo, RemoteError, TopicInfo};
+
+/// A topic as a listing names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicListing {
+    pub name: String,
+    /// Kafka's own topics (`__consumer_offsets`, ...).
+    pub internal: bool,
+}
+
+/// A topic with its partitions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicDescription {
+    pub name: String,
+    /// The topic id as Kafka prints it: URL-safe base64 without padding (22 characters).
+    pub id: String,
+    /// Sorted by partition.
+    pub partitions: Vec<PartitionDescription>,
+}
+
+/// One partition: where its replicas are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionDescription {
+    pub partition: i32,
+    /// `None` when the partition has no leader.
+    pub leader: Option<i32>,
+    pub replicas: Vec<i32>,
+    pub isr: Vec<i32>,
+    /// Eligible leader replicas (KIP-966); `None` when the answer did not carry them (Kafka's
+    /// tool then prints `N/A`).
+    pub elr: Option<Vec<i32>>,
+    /// Last known eligible leader replicas; `None` as for `elr`.
+    pub last_known_elr: Option<Vec<i32>>,
+}
+
+/// One config entry of a topic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigEntry {
+    pub name: String,
+    /// `None` for sensitive values (Kafka's tool prints `null`).
+    pub value: Option<String>,
+    /// A default, not an override of any kind.
+    pub is_default: bool,
+}
+
+/// A topic to create. `None` leaves the choice to the cluster (`num.partitions`,
+/// `default.replication.factor`), as Kafka's admin client does by sending -1.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewTopic {
+    pub name: String,
+    pub partitions: Option<i32>,
+    pub replication_factor: Option<i16>,
+    /// Replica broker ids per partition, in partition order; when given, the counts are unset.
+    pub assignments: Vec<Vec<i32>>,
+    pub configs: Vec<(String, String)>,
+}
+
+/// A partition count increase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionIncrease {
+    pub name: String,
+    /// The new total partition count.
+    pub count: i32,
+    /// Replica broker ids of each new partition; `None` lets the cluster place them.
+    pub assignments: Option<Vec<Vec<i32>>>,
+}
+
+/// The outcome for one topic of a create, add-partitions or delete call.
+pub type TopicOutcome = (String, Result<()>);
+
+impl Client {
+    /// Every topic, sorted by name.
+    pub fn list_topics(&mut self) -> Result<Vec<TopicListing>> {
+        match &mut self.backend {
+            Backend::Local(dir) => local::admin::list_topics(dir),
+            Backend::Remote(cluster) => Ok(cluster
+                .metadata(None)?
+                .topics
+                .into_iter()
+                .map(|t| TopicListing {
+                    name: t.name,
+                    internal: t.internal,
+                })
+                .collect()),
+        }
+    }
+
+    /// The named topics, sorted by name; a topic that cannot be described fails the call, as
+    /// the admin client's `allTopicNames().get()` does. `page_limit` bounds the partitions of
+    /// one DescribeTopicPartitions response.
+    pub fn describe_topics(
+        &mut self,
+        names: &[String],
+        page_limit: i32,
+    ) -> Result<Vec<TopicDescription>> {
+        match &mut self.backend {
+            Backend::Local(dir) => local::admin::describe_topics(dir, names),
+            Backend::Remote(cluster) => cluster
+                .describe_topics(names, page_limit)?
+                .into_iter()
+                .map(description)
+                .collect(),
+        }
+    }
+
+    /// The topic with this id, if there is one (from metadata: without eligible leader
+    /// replicas on a cluster, as Kafka's tool asks for it).
+    pub fn describe_topic_id(&mut self, id: &str) -> Result<Option<TopicDescription>> {
+        match &mut self.backend {
+            Backend::Local(dir) => local::admin::describe_topic_id(dir, id),
+            Backend::Remote(cluster) => cluster
+                .metadata(None)?
+                .topics
+                .into_iter()
+                .find(|t| t.id == id)
+                .map(description)
+                .transpose(),
+        }
+    }
+
+    /// Every config entry of the named topics, defaults included; the first topic that fails
+    /// fails the call.
+    pub fn describe_configs(
+        &mut self,
+        names: &[String],
+    ) -> Result<Vec<(String, Vec<ConfigEntry>)>> {
+        match &mut self.backend {
+            Backend::Local(dir) => local::admin::describe_configs(dir, names),
+            Backend::Remote(cluster) => cluster
+                .describe_configs(names)?
+                .into_iter()
+                .map(|(name, entries)| Ok((name, entries?)))
+                .collect(),
+        }
+    }
+
+    /// The ids of the brokers that are up.
+    pub fn live_brokers(&mut self) -> Result<Vec<i32>> {
+        match &mut self.backend {
+            Backend::Local(_) => Ok(vec![local::logdir::LOCAL_NODE_ID]),
+            Backend::Remote(cluster) => Ok(cluster.live_brokers()?),
+        }
+    }
+
+    /// Creates topics; the outcome of each, in request order.
+    pub fn create_topics(&mut self, topics: &[NewTopic]) -> Result<Vec<TopicOutcome>> {
+        match &mut self.backend {
+            Backend::Local(dir) => Ok(local::admin::create_topics(dir, topics)),
+            Backend::Remote(cluster) => Ok(outcomes(cluster.create_topics(topics)?)),
+        }
+    }
+
+    /// Raises partition counts; the outcome of each topic, in request order.
+    pub fn create_partitions(
+        &mut self,
+        increases: &[PartitionIncrease],
+    ) -> Result<Vec<TopicOutcome>> {
+        match &mut self.backend {
+            Backend::Local(dir) => Ok(local::admin::create_partitions(dir, increases)),
+            Backend::Remote(cluster) => Ok(outcomes(cluster.create_partitions(increases)?)),
+        }
+    }
+
+    /// Deletes topics; the outcome of each, in request order.
+    pub fn delete_topics(&mut self, names: &[String]) -> Result<Vec<TopicOutcome>> {
+        match &mut self.backend {
+            Backend::Local(dir) => Ok(local::admin::delete_topics(dir, names)),
+            Backend::Remote(cluster) => Ok(outcomes(cluster.delete_topics(names)?)),
+        }
+    }
+}
+
+/// A cluster's answer for one topic, or its error.
+fn description(t: TopicInfo) -> Result<TopicDescription> {
+    RemoteError::check(t.error_code, None)?;
+    Ok(TopicDescription {
+        name: t.name,
+        id: t.id,
+        partitions: t.partitions.into_iter().map(partition).collect(),
+    })
+}
+
+fn partition(p: PartitionInfo) -> PartitionDescription {
+    PartitionDescription {
+        partition: p.partition,
+        leader: (p.leader >= 0).then_some(p.leader),
+        replicas: p.replicas,
+        isr: p.isr,
+        elr: p.elr,
+        last_known_elr: p.last_known_elr,
+    }
+}
+
+fn outcomes(list: Vec<(String, crate::remote::error::Result<()>)>) -> Vec<TopicOutcome> {
+    list.into_iter()
+        .map(|(name, outcome)| (name, outcome.map_err(ClientError::from)))
+        .collect()
+}
+
+/// Shorthand for a refusal the embedded log words as a broker would.
+pub(crate) fn refused(kind: ResponseError, message: impl Into<String>) -> ClientError {
+    ClientError::kafka(kind, message)
+}

@@ -1,0 +1,219 @@
+//! Topic admin on the embedded log, answering as a one-broker Kafka cluster would: broker
+//! [`LOCAL_NODE_ID`] leads every partition, the only replica, and refusals carry Kafka's error
+//! kinds and messages.
+
+use std::collections::BTreeMap;
+
+use kafka_protocol::ResponseError;
+
+use super::logdir::LOCAL_NODE_ID;
+use super::{LocalError, LogDir, TopicMeta};
+use crate::client::topics::refused;
+use crate::client::{
+    ClientError, ConfigEntry, NewTopic, PartitionDescription, PartitionIncrease, Result,
+    TopicDescription, TopicListing, TopicOutcome, topic_config, topic_name,
+};
+
+/// Every topic, sorted by name.
+pub fn list_topics(dir: &LogDir) -> Result<Vec<TopicListing>> {
+    Ok(dir
+        .topic_names()?
+        .into_iter()
+        .map(|name| TopicListing {
+            internal: topic_name::is_internal(&name),
+            name,
+        })
+        .collect())
+}
+
+/// The named topics; a missing one is UNKNOWN_TOPIC_OR_PARTITION. Describing applies
+/// retention, since the embedded log has no daemon to do it.
+pub fn describe_topics(dir: &LogDir, names: &[String]) -> Result<Vec<TopicDescription>> {
+    names
+        .iter()
+        .map(|name| {
+            let meta = existing(dir, name)?;
+            dir.apply_retention(&meta)?;
+            Ok(description(&meta))
+        })
+        .collect()
+}
+
+/// The topic whose id is `id`, if any.
+pub fn describe_topic_id(dir: &LogDir, id: &str) -> Result<Option<TopicDescription>> {
+    for name in dir.topic_names()? {
+        if let Some(meta) = dir.topic(&name)?.filter(|t| t.id == id) {
+            return Ok(Some(description(&meta)));
+        }
+    }
+    Ok(None)
+}
+
+/// The overrides of each named topic (sorted by name), then the defaults of the other configs.
+pub fn describe_configs(dir: &LogDir, names: &[String]) -> Result<Vec<(String, Vec<ConfigEntry>)>> {
+    names
+        .iter()
+        .map(|name| {
+            let meta = existing(dir, name)?;
+            let overrides = meta.configs.iter().map(|(k, v)| ConfigEntry {
+                name: k.clone(),
+                value: Some(v.clone()),
+                is_default: false,
+            });
+            let defaults = topic_config::all()
+                .iter()
+                .filter(|d| d.has_default() && !meta.configs.contains_key(d.name))
+                .map(|d| ConfigEntry {
+                    name: d.name.to_string(),
+                    value: Some(d.default.to_string()),
+                    is_default: true,
+                });
+            Ok((name.clone(), overrides.chain(defaults).collect()))
+        })
+        .collect()
+}
+
+/// Creates each topic in turn; the outcome of each.
+pub fn create_topics(dir: &LogDir, topics: &[NewTopic]) -> Vec<TopicOutcome> {
+    topics
+        .iter()
+        .map(|t| (t.name.clone(), create_topic(dir, t)))
+        .collect()
+}
+
+fn create_topic(dir: &LogDir, t: &NewTopic) -> Result<()> {
+    let configs: BTreeMap<String, String> = t.configs.iter().cloned().collect();
+    if let Some(policy) = configs.get("cleanup.policy")
+        && policy.split(',').any(|p| p.trim() == "compact")
+    {
+        return Err(refused(
+            ResponseError::InvalidConfig,
+            format!(
+                "cleanup.policy={policy}: compaction is not yet supported on the embedded log; use cleanup.policy=delete, or a Kafka cluster"
+            ),
+        ));
+    }
+    on_this_broker(&t.assignments, 0)?;
+    if let Some(rf) = t.replication_factor.filter(|rf| *rf > 1) {
+        return Err(refused(
+            ResponseError::InvalidReplicationFactor,
+            format!(
+                "Unable to replicate the partition {rf} time(s): The target replication factor of {rf} cannot be reached because only 1 broker(s) are registered or some brokers have all their log directories cordoned."
+            ),
+        ));
+    }
+    let partitions = match (t.assignments.len(), t.partitions) {
+        (0, Some(p)) if p < 1 => {
+            return Err(refused(
+                ResponseError::InvalidPartitions,
+                "The partitions must be greater than 0",
+            ));
+        }
+        (0, Some(p)) => p as u32,
+        (0, None) => dir.default_partitions()?,
+        (n, _) => n as u32,
+    };
+    match dir.create_topic(&t.name, partitions, configs) {
+        Ok(_) => Ok(()),
+        Err(LocalError::Invalid(message)) => {
+            Err(refused(ResponseError::InvalidTopicException, message))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Raises each topic's partition count in turn; the outcome of each.
+pub fn create_partitions(dir: &LogDir, increases: &[PartitionIncrease]) -> Vec<TopicOutcome> {
+    increases
+        .iter()
+        .map(|i| (i.name.clone(), create_partitions_of(dir, i)))
+        .collect()
+}
+
+fn create_partitions_of(dir: &LogDir, increase: &PartitionIncrease) -> Result<()> {
+    if increase.count < 1 {
+        return Err(refused(
+            ResponseError::InvalidPartitions,
+            "The partitions must be greater than 0",
+        ));
+    }
+    let meta = existing(dir, &increase.name)?;
+    if let Some(assignments) = &increase.assignments {
+        let added = (increase.count as u32).saturating_sub(meta.partitions) as usize;
+        if assignments.len() < added {
+            return Err(refused(
+                ResponseError::InvalidReplicaAssignment,
+                format!(
+                    "Attempted to add {added} additional partition(s), but only {} assignment(s) were specified.",
+                    assignments.len()
+                ),
+            ));
+        }
+        on_this_broker(assignments, meta.partitions as usize)?;
+    }
+    match dir.add_partitions(&increase.name, increase.count as u32) {
+        Ok(()) => Ok(()),
+        Err(LocalError::Invalid(message)) => {
+            Err(refused(ResponseError::InvalidPartitions, message))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Deletes each topic in turn; the outcome of each.
+pub fn delete_topics(dir: &LogDir, names: &[String]) -> Vec<TopicOutcome> {
+    names
+        .iter()
+        .map(|name| {
+            (
+                name.clone(),
+                dir.delete_topic(name).map_err(ClientError::from),
+            )
+        })
+        .collect()
+}
+
+/// A topic that exists, or UNKNOWN_TOPIC_OR_PARTITION with the broker's message.
+fn existing(dir: &LogDir, name: &str) -> Result<TopicMeta> {
+    dir.topic(name)?.ok_or_else(|| {
+        refused(
+            ResponseError::UnknownTopicOrPartition,
+            "This server does not host this topic-partition.",
+        )
+    })
+}
+
+/// Replica assignments for partitions `first..` must name this broker alone.
+fn on_this_broker(assignments: &[Vec<i32>], first: usize) -> Result<()> {
+    for (i, ids) in assignments.iter().enumerate() {
+        if ids.as_slice() != [LOCAL_NODE_ID] {
+            let brokers: Vec<String> = ids.iter().map(i32::to_string).collect();
+            return Err(refused(
+                ResponseError::InvalidReplicaAssignment,
+                format!(
+                    "partition {} is assigned to brokers {}, but the embedded log has a single broker {LOCAL_NODE_ID}; use {LOCAL_NODE_ID} for every partition",
+                    first + i,
+                    brokers.join(":")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn description(meta: &TopicMeta) -> TopicDescription {
+    TopicDescription {
+        name: meta.name.clone(),
+        id: meta.id.clone(),
+        partitions: (0..meta.partitions as i32)
+            .map(|partition| PartitionDescription {
+                partition,
+                leader: Some(LOCAL_NODE_ID),
+                replicas: vec![LOCAL_NODE_ID],
+                isr: vec![LOCAL_NODE_ID],
+                elr: Some(Vec::new()),
+                last_known_elr: Some(Vec::new()),
+            })
+            .collect(),
+    }
+}
