@@ -52,13 +52,17 @@ fn java_ok(args: &[&str]) -> String {
 
 /// Runs our tool until its stdout satisfies `done` (at most 20 s); returns the last stdout.
 /// CreateTopics and DeleteTopics answer once the controller has committed the change, and the
-/// broker's metadata cache follows shortly after: Kafka's own tests wait the same way.
+/// broker's metadata cache follows shortly after (until then a new topic may not be found at
+/// all): Kafka's own tests wait the same way.
 fn ours_eventually(args: &[&str], done: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let out = ours_ok(args);
-        if done(&out) || Instant::now() > deadline {
-            return out;
+        let out = ours(args);
+        if out.status.success() && done(&text(&out.stdout)) {
+            return text(&out.stdout);
+        }
+        if Instant::now() > deadline {
+            return ours_ok(args);
         }
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -71,6 +71,15 @@ impl ClientError {
     pub fn is_connection(&self) -> bool {
         matches!(self, ClientError::Remote(e) if e.is_connection())
     }
+
+    /// For a connection failure, what happened in a few words, without the hints meant for a
+    /// first connection.
+    pub fn connection_summary(&self) -> Option<String> {
+        match self {
+            ClientError::Remote(e) => e.connection_summary(),
+            _ => None,
+        }
+    }
 }
 
 impl From<LocalError> for ClientError {

@@ -5,11 +5,13 @@
 //! [`crate::local`] and [`crate::remote`]) and dispatched here, so the tools never know where
 //! the data lives.
 //!
+//! - [`consumer`]: the consumer engine: assignment, fetching, offset reset, commits.
 //! - [`producer`]: the producer: one accumulator, batches handed to either backend.
 //! - [`topics`]: topic admin: list, describe, configs, create, add partitions, delete.
 //! - [`topic_name`], [`topic_config`]: Kafka's topic-name rules and topic configs.
 //! - [`error`]: [`ClientError`], one error type with Kafka's error kinds.
 
+pub mod consumer;
 pub mod error;
 pub mod producer;
 pub mod topic_config;

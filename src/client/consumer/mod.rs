@@ -1,0 +1,723 @@
+//! The consumer engine, the same on both backends: assignment (every partition of the
+//! subscription, or a group's share), positions, fetching, read_committed filtering, offset
+//! reset, and commits of what the caller has delivered.
+//!
+//! A round ([`Consumer::poll`]) refreshes metadata when due, follows the group's assignment,
+//! reads each assigned partition once and hands every record to the caller, who formats it
+//! and says where its output ends. Positions move as records are read; what a commit covers
+//! moves only when the caller reports how much of that output it delivered
+//! ([`Consumer::settle`]), so a commit never covers a record that did not reach its reader.
+
+mod source;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use regex::Regex;
+
+use super::{Backend, Client, ClientError, Result};
+use crate::assignor::TopicPartition;
+use crate::local::LocalError;
+use crate::local::group::{Member, MemberConfig};
+use crate::record::{BatchHeader, BatchIter, RecordRef, TimestampType, for_each_record};
+use crate::remote::{Fetched, MemberSettings, Tp};
+pub use crate::remote::{GroupProtocol, Isolation};
+use source::{Reader, Source};
+
+/// How often topic metadata is re-read (new partitions, new topics for a pattern).
+const METADATA_REFRESH: Duration = Duration::from_millis(500);
+/// Bytes read from one partition per round.
+const FETCH_BYTES: usize = 1024 * 1024;
+
+/// What to consume.
+#[derive(Debug, Clone)]
+pub enum Subscription {
+    Topic(String),
+    /// Every topic whose whole name matches (internal topics left out).
+    Pattern(Regex),
+    /// One partition, from `start`; never in a group.
+    Partition {
+        topic: String,
+        partition: u32,
+        start: Start,
+    },
+}
+
+/// Where one partition of a [`Subscription::Partition`] starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    Earliest,
+    Latest,
+    Offset(i64),
+}
+
+/// `auto.offset.reset`: where a partition starts when nothing says otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OffsetReset {
+    Earliest,
+    Latest,
+}
+
+/// A consumer group member's settings, from Kafka's consumer properties.
+#[derive(Debug, Clone)]
+pub struct GroupSettings {
+    /// `group.id`.
+    pub id: String,
+    /// `client.id`.
+    pub client_id: String,
+    /// `enable.auto.commit`.
+    pub auto_commit: bool,
+    /// `auto.commit.interval.ms`.
+    pub auto_commit_interval: Duration,
+    /// `session.timeout.ms`.
+    pub session_timeout: Duration,
+    /// `heartbeat.interval.ms`.
+    pub heartbeat_interval: Duration,
+    /// `max.poll.interval.ms`: a cluster's coordinator waits this long for a rejoin.
+    pub rebalance_timeout: Duration,
+    /// `retry.backoff.ms`.
+    pub retry_backoff: Duration,
+    /// `group.protocol` (a cluster's; the embedded log has one kind of group).
+    pub protocol: GroupProtocol,
+}
+
+/// What a consumer reads and how.
+#[derive(Debug, Clone)]
+pub struct ConsumerConfig {
+    pub subscription: Subscription,
+    pub reset: OffsetReset,
+    pub isolation: Isolation,
+    /// Start each partition at its first record at or after this time (ms).
+    pub from_time: Option<i64>,
+    /// Stop once every partition reaches the end it had when it was assigned.
+    pub until_end: bool,
+    /// Read records up to this time (ms), then stop.
+    pub until_time: Option<i64>,
+    /// Consume as a member of this group.
+    pub group: Option<GroupSettings>,
+}
+
+/// A record handed to the caller.
+pub struct ConsumedRecord<'a, 'r> {
+    pub topic: &'a str,
+    pub partition: i32,
+    pub timestamp_type: TimestampType,
+    pub record: &'a RecordRef<'r>,
+}
+
+/// What the caller did with a record.
+#[derive(Debug, Clone, Copy)]
+pub struct Handled {
+    /// Where the record's output ends in the caller's buffer (see [`Consumer::settle`]).
+    pub output_end: usize,
+    /// The record was dealt with (printed, or skipped on purpose); `false` leaves it to be
+    /// read again by whoever consumes next (a commit stops before it).
+    pub delivered: bool,
+    /// Read no further records in this round: the caller is done.
+    pub stop: bool,
+}
+
+/// What a round did.
+#[derive(Debug, Default)]
+pub struct Round {
+    /// Any record was handed to the caller.
+    pub read: bool,
+    /// The caller stopped, or a bounded read (`until_end`, `until_time`) is complete.
+    pub done: bool,
+    /// Warnings for the user: a topic missing or deleted.
+    pub warnings: Vec<String>,
+}
+
+/// A consumer on either backend.
+#[derive(Debug)]
+pub struct Consumer {
+    source: Source,
+    config: ConsumerConfig,
+    assigned: Vec<Assigned>,
+    /// The group membership on the embedded log (a cluster's lives in its consumer client).
+    member: Option<Member>,
+    last_commit: Instant,
+    last_refresh: Option<Instant>,
+    /// Subscribed topics that exist, with their partition counts.
+    subscription: BTreeMap<String, u32>,
+    /// Partitions that existed at the first metadata refresh.
+    initial: BTreeSet<TopicPartition>,
+    warned_missing: bool,
+    /// Set after the first metadata refresh.
+    started: bool,
+    /// Where each partition's delivery stands at each point of the caller's output, in order.
+    marks: Vec<Mark>,
+    /// A topic found deleted in the last round, forgotten once that round is settled.
+    deleted: Option<String>,
+    /// Batches fetched from one partition, reused between rounds.
+    fetched: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+/// One assigned partition.
+#[derive(Debug)]
+struct Assigned {
+    topic: String,
+    partition: u32,
+    reader: Reader,
+    /// The next offset to read.
+    position: i64,
+    /// The offset after the last record the caller delivered: what a commit covers.
+    delivered: i64,
+    /// `until_end`: the partition's end when it was assigned.
+    end_target: i64,
+    /// `until_time`: a record after the time was reached.
+    past_until: bool,
+    /// The position reached the partition's end in the last round.
+    caught_up: bool,
+}
+
+impl Assigned {
+    fn new(topic: String, partition: u32, reader: Reader, position: i64, end: i64) -> Self {
+        Assigned {
+            topic,
+            partition,
+            reader,
+            position,
+            delivered: position,
+            end_target: end,
+            past_until: false,
+            caught_up: position >= end,
+        }
+    }
+}
+
+/// A point in the caller's output: once `end` bytes of it are delivered, partition
+/// `assigned` (an index into `Consumer::assigned`) is delivered up to `next`.
+#[derive(Debug)]
+struct Mark {
+    end: usize,
+    assigned: usize,
+    next: i64,
+    /// A record ends here (it counts in what [`Consumer::settle`] returns).
+    record: bool,
+}
+
+impl Client {
+    /// A consumer of what `config` subscribes to; with a group, it joins it (on a cluster,
+    /// at its first poll).
+    pub fn into_consumer(self, config: ConsumerConfig) -> Result<Consumer> {
+        let mut member = None;
+        let source = match self.backend {
+            Backend::Local(dir) => {
+                if let Some(g) = &config.group {
+                    let timing = MemberConfig {
+                        session_timeout: g.session_timeout,
+                        heartbeat_interval: g.heartbeat_interval,
+                    };
+                    member = Some(dir.groups().join(&g.id, &g.client_id, timing)?);
+                }
+                Source::Local(dir)
+            }
+            Backend::Remote(cluster) => {
+                let mut client = Box::new(cluster.into_consumer(config.isolation));
+                if let Some(g) = &config.group {
+                    client.join_group(MemberSettings {
+                        group_id: g.id.clone(),
+                        session_timeout: g.session_timeout,
+                        rebalance_timeout: g.rebalance_timeout,
+                        heartbeat_interval: g.heartbeat_interval,
+                        retry_backoff: g.retry_backoff,
+                        protocol: g.protocol,
+                    });
+                }
+                Source::Remote(client)
+            }
+        };
+        Ok(Consumer {
+            source,
+            config,
+            assigned: Vec::new(),
+            member,
+            last_commit: Instant::now(),
+            last_refresh: None,
+            subscription: BTreeMap::new(),
+            initial: BTreeSet::new(),
+            warned_missing: false,
+            started: false,
+            marks: Vec::new(),
+            deleted: None,
+            fetched: Vec::with_capacity(FETCH_BYTES),
+            scratch: Vec::new(),
+        })
+    }
+}
+
+impl Consumer {
+    /// One round: re-reads metadata when due, follows the group's assignment, then reads each
+    /// assigned partition once, handing every record to `each`. Call [`Consumer::settle`]
+    /// after delivering the output, before the next round.
+    pub fn poll(
+        &mut self,
+        mut each: impl FnMut(ConsumedRecord<'_, '_>) -> Handled,
+    ) -> Result<Round> {
+        let mut round = Round::default();
+        if self
+            .last_refresh
+            .is_none_or(|t| t.elapsed() >= METADATA_REFRESH)
+        {
+            self.refresh(&mut round.warnings)?;
+            self.last_refresh = Some(Instant::now());
+        }
+        self.rebalance()?;
+        let stopped = self.read(&mut each, &mut round.read)?;
+        round.done = stopped || self.bounded_read_done();
+        Ok(round)
+    }
+
+    /// The caller delivered the first `delivered` bytes of the output it reported in the last
+    /// round: the records that end within them count as delivered (a commit covers them).
+    /// Returns how many records that was. The caller's output buffer starts afresh.
+    pub fn settle(&mut self, delivered: usize) -> u64 {
+        let mut records = 0;
+        for mark in self.marks.iter().take_while(|m| m.end <= delivered) {
+            self.assigned[mark.assigned].delivered = mark.next;
+            records += u64::from(mark.record);
+        }
+        self.marks.clear();
+        if let Some(topic) = self.deleted.take() {
+            self.forget_topic(&topic);
+        }
+        records
+    }
+
+    /// Records left before every partition reaches the end it had when assigned (for a
+    /// progress bar with `until_end`); `None` until partitions are assigned.
+    pub fn remaining_to_end(&self) -> Option<u64> {
+        self.started.then(|| {
+            self.assigned
+                .iter()
+                .map(|a| (a.end_target - a.position).max(0) as u64)
+                .sum()
+        })
+    }
+
+    /// Commits the delivered positions every `auto.commit.interval.ms` (group members with
+    /// auto-commit only).
+    pub fn auto_commit(&mut self) -> Result<()> {
+        let Some(g) = self.config.group.as_ref().filter(|g| g.auto_commit) else {
+            return Ok(());
+        };
+        if self.last_commit.elapsed() < g.auto_commit_interval {
+            return Ok(());
+        }
+        let positions = self.positions();
+        if let Some(member) = self.member.as_mut() {
+            match member.commit(&positions) {
+                // Evicted: the next poll rejoins; nothing was committed.
+                Ok(()) | Err(LocalError::MemberFenced { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if let Source::Remote(c) = &mut self.source {
+            c.group_commit(&positions)?;
+        }
+        self.last_commit = Instant::now();
+        Ok(())
+    }
+
+    /// Commits the delivered positions (when auto-commit is on) and leaves the group, as
+    /// Kafka's consumer does on close.
+    pub fn close(mut self) -> Result<()> {
+        let commit = self.config.group.as_ref().is_some_and(|g| g.auto_commit);
+        let positions = if commit {
+            self.positions()
+        } else {
+            BTreeMap::new()
+        };
+        if let Source::Remote(c) = &mut self.source {
+            c.leave_group(&positions, commit)?;
+        }
+        match self.member.take().map(|m| m.leave(&positions)) {
+            None | Some(Ok(())) | Some(Err(LocalError::MemberFenced { .. })) => Ok(()),
+            Some(Err(e)) => Err(e.into()),
+        }
+    }
+
+    /// The delivered position of every assigned partition: a commit never covers a record
+    /// that the caller did not deliver.
+    fn positions(&self) -> BTreeMap<TopicPartition, i64> {
+        self.assigned
+            .iter()
+            .map(|a| ((a.topic.clone(), a.partition), a.delivered))
+            .collect()
+    }
+
+    /// Where a partition starts when nothing says otherwise: `auto.offset.reset`, except that
+    /// partitions which appeared after the consumer started are read from their beginning,
+    /// since every record in them was written after the consumer started waiting.
+    fn default_start(&self, tp: &TopicPartition, start: i64, end: i64) -> i64 {
+        if self.started && !self.initial.contains(tp) {
+            return start;
+        }
+        match self.config.reset {
+            OffsetReset::Earliest => start,
+            OffsetReset::Latest => end,
+        }
+    }
+
+    /// `until_end` / `until_time`: whether every assigned partition is finished.
+    fn bounded_read_done(&self) -> bool {
+        if !self.started {
+            return false;
+        }
+        if self.config.until_end {
+            return self.assigned.iter().all(|a| a.position >= a.end_target);
+        }
+        if let Some(until) = self.config.until_time {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64);
+            return self
+                .assigned
+                .iter()
+                .all(|a| a.past_until || (a.caught_up && now > until));
+        }
+        false
+    }
+
+    /// Re-reads topic metadata: the subscription's topics and partition counts; without a
+    /// group, assigns new topics and partitions. Warns once about a missing topic.
+    fn refresh(&mut self, warnings: &mut Vec<String>) -> Result<()> {
+        let wanted: Vec<(String, Option<u32>, Option<Start>)> = match &self.config.subscription {
+            Subscription::Topic(t) => vec![(t.clone(), None, None)],
+            Subscription::Partition {
+                topic,
+                partition,
+                start,
+            } => vec![(topic.clone(), Some(*partition), Some(*start))],
+            Subscription::Pattern(_) => Vec::new(),
+        };
+        let existing = match &self.config.subscription {
+            Subscription::Pattern(_) => self.source.topics(None)?,
+            _ => {
+                let names: Vec<String> = wanted.iter().map(|w| w.0.clone()).collect();
+                self.source.topics(Some(&names))?
+            }
+        };
+        let pattern = match &self.config.subscription {
+            Subscription::Pattern(re) => Some(re.clone()),
+            _ => None,
+        };
+        let wanted = match &pattern {
+            Some(re) => existing
+                .keys()
+                .filter(|n| re.is_match(n))
+                .map(|n| (n.clone(), None, None))
+                .collect(),
+            None => wanted,
+        };
+        let mut subscription = BTreeMap::new();
+        for (topic, only, start) in wanted {
+            let Some(&partitions) = existing.get(&topic) else {
+                if self.subscription.contains_key(&topic) {
+                    warnings.push(self.forget_topic(&topic));
+                } else if pattern.is_none() && !self.warned_missing {
+                    warnings.push(format!(
+                        "WARN: Topic '{topic}' does not exist in {} yet; waiting for it to be created.",
+                        self.source.place()
+                    ));
+                    self.warned_missing = true;
+                }
+                continue;
+            };
+            if let Some(p) = only
+                && p >= partitions
+            {
+                return Err(ClientError::kafka(
+                    kafka_protocol::ResponseError::UnknownTopicOrPartition,
+                    format!(
+                        "Topic '{topic}' has {} partition(s) (0..{}); partition {p} does not exist",
+                        partitions,
+                        partitions - 1
+                    ),
+                ));
+            }
+            if !self.started {
+                self.initial
+                    .extend((0..partitions).map(|p| (topic.clone(), p)));
+            }
+            subscription.insert(topic.clone(), partitions);
+            if self.in_group() {
+                continue;
+            }
+            let (first, last) = match only {
+                Some(p) => (p, p + 1),
+                None => (0, partitions),
+            };
+            for p in first..last {
+                if self
+                    .assigned
+                    .iter()
+                    .any(|a| a.topic == topic && a.partition == p)
+                {
+                    continue;
+                }
+                let opened = self.source.open(&topic, p, self.config.from_time)?;
+                let (lo, hi) = (opened.start, opened.end);
+                let position = match start {
+                    _ if let Some(at) = opened.at_time => at,
+                    _ if self.started => lo,
+                    Some(Start::Earliest) => lo,
+                    Some(Start::Latest) => hi,
+                    Some(Start::Offset(o)) if (lo..=hi).contains(&o) => o,
+                    _ => self.default_start(&(topic.clone(), p), lo, hi),
+                };
+                self.assigned
+                    .push(Assigned::new(topic.clone(), p, opened.reader, position, hi));
+            }
+        }
+        self.subscription = subscription;
+        self.started = true;
+        Ok(())
+    }
+
+    /// A subscribed topic was deleted: drop its partitions and, as Kafka's consumer does, keep
+    /// waiting; if it is created again it is read from its start. Returns the warning.
+    fn forget_topic(&mut self, topic: &str) -> String {
+        self.warned_missing = true;
+        self.assigned.retain(|a| a.topic != topic);
+        self.subscription.remove(topic);
+        self.initial.retain(|(t, _)| t != topic);
+        format!("WARN: Topic '{topic}' was deleted; waiting for it to be created again.")
+    }
+
+    /// Whether partitions come from a group's assignment rather than from the subscription.
+    fn in_group(&self) -> bool {
+        self.member.is_some() || matches!(&self.source, Source::Remote(c) if c.in_group())
+    }
+
+    /// Group members: heartbeat, follow the group's assignment (drop revoked partitions, start
+    /// acquired ones at their committed offset or by `auto.offset.reset`).
+    fn rebalance(&mut self) -> Result<()> {
+        let positions = self.positions();
+        let (acquired, revoked) = match (self.member.as_mut(), &mut self.source) {
+            (Some(member), _) => {
+                let change = member.poll(&self.subscription, &positions)?;
+                (change.acquired, change.revoked)
+            }
+            (None, Source::Remote(c)) if c.in_group() => {
+                let commit = self.config.group.as_ref().is_some_and(|g| g.auto_commit);
+                let change = c.group_poll(&self.subscription, &positions, commit)?;
+                (change.acquired, change.revoked)
+            }
+            (None, _) => return Ok(()),
+        };
+        if acquired.is_empty() && revoked.is_empty() {
+            return Ok(());
+        }
+        self.assigned
+            .retain(|a| !revoked.contains(&(a.topic.clone(), a.partition)));
+        for (tp, committed) in acquired {
+            let opened = self.source.open(&tp.0, tp.1, self.config.from_time)?;
+            let (lo, hi) = (opened.start, opened.end);
+            let position = match committed {
+                _ if let Some(at) = opened.at_time => at,
+                Some(o) if (lo..=hi).contains(&o) => o,
+                _ => self.default_start(&tp, lo, hi),
+            };
+            self.assigned
+                .push(Assigned::new(tp.0, tp.1, opened.reader, position, hi));
+        }
+        Ok(())
+    }
+
+    /// Reads each assigned partition once, handing its records to `each`. Returns whether the
+    /// caller stopped.
+    fn read(
+        &mut self,
+        each: &mut impl FnMut(ConsumedRecord<'_, '_>) -> Handled,
+        read_any: &mut bool,
+    ) -> Result<bool> {
+        // A cluster is asked once per round, one Fetch per leader for all partitions.
+        let positions: Vec<(Tp, i64)> = match &self.source {
+            Source::Remote(_) => self
+                .assigned
+                .iter()
+                .filter(|a| !a.past_until)
+                .map(|a| ((a.topic.clone(), a.partition as i32), a.position))
+                .collect(),
+            Source::Local(_) => Vec::new(),
+        };
+        let mut remote = self.source.fetch_round(&positions)?;
+        let read_committed = self.config.isolation == Isolation::ReadCommitted;
+        let reset = self.config.reset;
+        let until_time = self.config.until_time;
+        for (index, a) in self.assigned.iter_mut().enumerate() {
+            // Records up to `next` are delivered with the caller's output up to `end` (by
+            // default, the output so far).
+            let mut mark = |end: Option<usize>, next: i64, record: bool| {
+                let end = end.unwrap_or_else(|| self.marks.last().map_or(0, |m| m.end));
+                self.marks.push(Mark {
+                    end,
+                    assigned: index,
+                    next,
+                    record,
+                })
+            };
+            if a.past_until {
+                continue;
+            }
+            // read_committed: the aborted transactions of this fetch, by first offset.
+            let mut aborted: VecDeque<(i64, i64)> = VecDeque::new();
+            match &a.reader {
+                Reader::Local(log) => {
+                    let snap = match log.snapshot() {
+                        Ok(snap) => snap,
+                        Err(_) if !self.source.has_topic(&a.topic)? => {
+                            self.deleted = Some(a.topic.clone());
+                            break;
+                        }
+                        Err(e) => return Err(e.into()),
+                    };
+                    if a.position < snap.log_start_offset {
+                        // Retention removed what we were about to read: reset as Kafka's
+                        // consumer does.
+                        a.position = match reset {
+                            OffsetReset::Earliest => snap.log_start_offset,
+                            OffsetReset::Latest => snap.log_end_offset,
+                        };
+                        mark(None, a.position, false);
+                    }
+                    a.caught_up = a.position >= snap.log_end_offset;
+                    if a.caught_up {
+                        continue;
+                    }
+                    match log.read_into(&snap, a.position, FETCH_BYTES, &mut self.fetched) {
+                        Ok(()) => {}
+                        // Retention moved the start since the snapshot: the next round resets.
+                        Err(LocalError::OffsetOutOfRange { .. }) => continue,
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                Reader::Remote => {
+                    let tp = (a.topic.clone(), a.partition as i32);
+                    match remote.remove(&tp) {
+                        // Not fetched (leader unknown, moved or unreachable): the next round
+                        // retries after a metadata refresh.
+                        None | Some(Fetched::Retry) => continue,
+                        Some(Fetched::OutOfRange) => {
+                            let (lo, hi) = self.source.bounds(&tp)?;
+                            a.position = match reset {
+                                OffsetReset::Earliest => lo,
+                                OffsetReset::Latest => hi,
+                            };
+                            mark(None, a.position, false);
+                            continue;
+                        }
+                        Some(Fetched::Data(d)) => {
+                            a.caught_up = a.position >= d.end_offset;
+                            self.fetched.clear();
+                            self.fetched.extend_from_slice(&d.records);
+                            aborted = d.aborted.into_iter().collect();
+                            aborted.make_contiguous().sort_by_key(|t| t.1);
+                        }
+                    }
+                }
+            }
+            let mut aborting: HashSet<i64> = HashSet::new();
+            for batch in BatchIter::new(&self.fetched) {
+                let batch = batch.map_err(|e| in_partition(e, a))?;
+                let header = BatchHeader::parse(batch)?;
+                if header.next_offset() <= a.position {
+                    continue;
+                }
+                if read_committed && header.producer_id >= 0 {
+                    // As Kafka's fetcher: a transaction listed as aborted is skipped from its
+                    // first offset to its abort marker.
+                    while aborted.front().is_some_and(|t| t.1 <= header.last_offset()) {
+                        let (pid, _) = aborted.pop_front().expect("checked");
+                        aborting.insert(pid);
+                    }
+                    if header.is_control() {
+                        if is_abort_marker(batch, &mut self.scratch)? {
+                            aborting.remove(&header.producer_id);
+                        }
+                    } else if header.is_transactional() && aborting.contains(&header.producer_id) {
+                        a.position = header.next_offset();
+                        mark(None, a.position, false);
+                        continue;
+                    }
+                }
+                if header.is_control() {
+                    a.position = header.next_offset();
+                    mark(None, a.position, false);
+                    continue;
+                }
+                let timestamp_type = header.timestamp_type();
+                let mut past_until = false;
+                let mut stop = false;
+                let position = &mut a.position;
+                let partition = a.partition as i32;
+                let topic = a.topic.as_str();
+                for_each_record(batch, &mut self.scratch, |r| {
+                    if stop || past_until || r.offset < *position {
+                        return Ok(());
+                    }
+                    if until_time.is_some_and(|t| r.timestamp > t) {
+                        past_until = true;
+                        return Ok(());
+                    }
+                    *position = r.offset + 1;
+                    *read_any = true;
+                    let handled = each(ConsumedRecord {
+                        topic,
+                        partition,
+                        timestamp_type,
+                        record: &r,
+                    });
+                    let next = if handled.delivered {
+                        r.offset + 1
+                    } else {
+                        r.offset
+                    };
+                    mark(Some(handled.output_end), next, true);
+                    stop = handled.stop;
+                    Ok(())
+                })
+                .map_err(|e| in_partition(e, a))?;
+                if stop {
+                    return Ok(true);
+                }
+                if past_until {
+                    a.past_until = true;
+                    break;
+                }
+                if a.position < header.next_offset() {
+                    a.position = header.next_offset();
+                    mark(None, a.position, false);
+                }
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// A damaged batch or record, named with its partition.
+fn in_partition(e: crate::record::RecordError, a: &Assigned) -> ClientError {
+    ClientError::Local(LocalError::Invalid(format!(
+        "{e} in partition {}-{}",
+        a.topic, a.partition
+    )))
+}
+
+/// Whether a control batch holds an abort marker (control key: version i16, type i16, 0 =
+/// abort, 1 = commit).
+fn is_abort_marker(batch: &[u8], scratch: &mut Vec<u8>) -> Result<bool> {
+    let mut abort = false;
+    for_each_record(batch, scratch, |r| {
+        if let Some(key) = r.key
+            && key.len() >= 4
+            && key[2..4] == [0, 0]
+        {
+            abort = true;
+        }
+        Ok(())
+    })?;
+    Ok(abort)
+}

@@ -1,0 +1,134 @@
+//! Where a consumer's records come from: the embedded log, read partition by partition, or a
+//! cluster, fetched from the leaders once per round. The engine in [`super`] sees one
+//! interface.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{Fetched, Tp};
+use crate::client::{Result, topic_name};
+use crate::local::{LogDir, PartitionLog};
+use crate::remote::ConsumerClient;
+
+/// The consumer's backend.
+#[derive(Debug)]
+pub(super) enum Source {
+    Local(LogDir),
+    Remote(Box<ConsumerClient>),
+}
+
+/// How one assigned partition is read.
+#[derive(Debug)]
+pub(super) enum Reader {
+    Local(PartitionLog),
+    /// Fetched from its leader, with the others, once per round.
+    Remote,
+}
+
+/// A partition opened for reading: its reader, start and end offsets, and the first offset
+/// at or after the `from_time` asked for (the end when there is none).
+pub(super) struct Opened {
+    pub reader: Reader,
+    pub start: i64,
+    pub end: i64,
+    pub at_time: Option<i64>,
+}
+
+impl Source {
+    /// The partition counts of the named topics that exist, or of every non-internal topic.
+    pub fn topics(&mut self, names: Option<&[String]>) -> Result<BTreeMap<String, u32>> {
+        match self {
+            Source::Remote(c) => Ok(c.topics(names)?),
+            Source::Local(dir) => {
+                let all;
+                let names = match names {
+                    Some(n) => n,
+                    None => {
+                        all = dir
+                            .topic_names()?
+                            .into_iter()
+                            .filter(|n| !topic_name::is_internal(n))
+                            .collect::<Vec<_>>();
+                        &all
+                    }
+                };
+                let mut out = BTreeMap::new();
+                for n in names {
+                    if let Some(meta) = dir.topic(n)? {
+                        out.insert(n.clone(), meta.partitions);
+                    }
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// Whether `topic` exists (the embedded log; a cluster's fetch says so itself).
+    pub fn has_topic(&self, topic: &str) -> Result<bool> {
+        match self {
+            Source::Local(dir) => Ok(dir.topic(topic)?.is_some()),
+            Source::Remote(_) => Ok(true),
+        }
+    }
+
+    /// Where the records are, for the missing-topic warning.
+    pub fn place(&self) -> String {
+        match self {
+            Source::Local(dir) => dir.root().display().to_string(),
+            Source::Remote(c) => format!("the cluster at {}", c.addr()),
+        }
+    }
+
+    /// Opens partition `p` of `topic` for reading.
+    pub fn open(&mut self, topic: &str, p: u32, from_time: Option<i64>) -> Result<Opened> {
+        match self {
+            Source::Local(dir) => {
+                let log = dir.partition(topic, p)?;
+                let snap = log.snapshot()?;
+                let at_time = match from_time {
+                    Some(t) => Some(
+                        log.offset_for_timestamp(&snap, t)?
+                            .unwrap_or(snap.log_end_offset),
+                    ),
+                    None => None,
+                };
+                Ok(Opened {
+                    reader: Reader::Local(log),
+                    start: snap.log_start_offset,
+                    end: snap.log_end_offset,
+                    at_time,
+                })
+            }
+            Source::Remote(c) => {
+                let tp = (topic.to_string(), p as i32);
+                let (start, end) = c.bounds(&tp)?;
+                let at_time = match from_time {
+                    Some(t) => Some(c.list_offset(&tp, t)?.unwrap_or(end)),
+                    None => None,
+                };
+                Ok(Opened {
+                    reader: Reader::Remote,
+                    start,
+                    end,
+                    at_time,
+                })
+            }
+        }
+    }
+
+    /// A cluster's answers for one round, one Fetch per leader for all the positions; the
+    /// embedded log is read partition by partition instead (empty).
+    pub fn fetch_round(&mut self, positions: &[(Tp, i64)]) -> Result<HashMap<Tp, Fetched>> {
+        match self {
+            Source::Remote(c) => Ok(c.fetch(positions)?),
+            Source::Local(_) => Ok(HashMap::new()),
+        }
+    }
+
+    /// A cluster partition's start and end, after its position fell out of range.
+    pub fn bounds(&mut self, tp: &Tp) -> Result<(i64, i64)> {
+        match self {
+            Source::Remote(c) => Ok(c.bounds(tp)?),
+            Source::Local(_) => unreachable!("the embedded log's bounds come from snapshots"),
+        }
+    }
+}
