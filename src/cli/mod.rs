@@ -44,12 +44,6 @@ impl From<anyhow::Error> for CliError {
     }
 }
 
-impl From<crate::local::LocalError> for CliError {
-    fn from(e: crate::local::LocalError) -> Self {
-        CliError::Runtime(e.into())
-    }
-}
-
 impl From<crate::client::ClientError> for CliError {
     fn from(e: crate::client::ClientError) -> Self {
         CliError::Runtime(e.into())
@@ -332,12 +326,4 @@ pub fn open_client(
         m,
         command_config,
     )?)?)
-}
-
-/// [`open_client`] for the tools not yet moved onto the client API: the backend itself.
-pub(crate) fn open_backend(
-    m: &clap::ArgMatches,
-    command_config: Option<&properties::Properties>,
-) -> Result<crate::client::Backend, CliError> {
-    Ok(open_client(m, command_config)?.into_backend())
 }

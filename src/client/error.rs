@@ -47,6 +47,12 @@ impl ClientError {
         }
     }
 
+    /// The error a Kafka error code stands for, with the broker's message when it sent one
+    /// (else Kafka's description of the code).
+    pub fn from_code(code: i16, message: Option<&str>) -> ClientError {
+        RemoteError::broker(code, message).into()
+    }
+
     /// Kafka's error kind, when the request was refused with one.
     pub fn kind(&self) -> Option<ResponseError> {
         match self {

@@ -6,6 +6,7 @@
 //! the data lives.
 //!
 //! - [`consumer`]: the consumer engine: assignment, fetching, offset reset, commits.
+//! - [`groups`]: consumer-group admin: list, describe, reset offsets, delete.
 //! - [`producer`]: the producer: one accumulator, batches handed to either backend.
 //! - [`topics`]: topic admin: list, describe, configs, create, add partitions, delete.
 //! - [`topic_name`], [`topic_config`]: Kafka's topic-name rules and topic configs.
@@ -13,6 +14,7 @@
 
 pub mod consumer;
 pub mod error;
+pub mod groups;
 pub mod producer;
 pub mod topic_config;
 pub mod topic_name;
@@ -44,10 +46,9 @@ pub struct ConnectOptions {
     pub properties: BTreeMap<String, String>,
 }
 
-/// The backend behind a [`Client`]. Until every tool is on the client API, those not yet
-/// moved reach through to it.
+/// The backend behind a [`Client`]: each operation of the client API dispatches on it.
 #[derive(Debug)]
-pub(crate) enum Backend {
+enum Backend {
     /// The embedded log in a directory.
     Local(LogDir),
     /// A Kafka cluster, connected to one of its bootstrap servers. Boxed: the client with its
@@ -95,10 +96,5 @@ impl Client {
             }
         };
         Ok(Client { backend })
-    }
-
-    /// For the tools not yet moved onto the client API: the backend itself.
-    pub(crate) fn into_backend(self) -> Backend {
-        self.backend
     }
 }

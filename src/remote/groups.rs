@@ -86,12 +86,7 @@ pub struct GroupInfo {
     pub members: Vec<GroupMember>,
 }
 
-/// A committed offset and the leader epoch it was committed with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CommittedOffset {
-    pub offset: i64,
-    pub leader_epoch: Option<i32>,
-}
+pub use crate::client::groups::CommittedOffset;
 
 /// Per-partition outcomes of OffsetDelete: the top-level error code (0 for none) and each
 /// partition's code.

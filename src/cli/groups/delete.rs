@@ -4,12 +4,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::logs::Tp;
+use super::exceptions::{self, exception};
 use super::reset::{TopicArg, parse_topic_arg};
-use super::source::{OffsetDeletion, Source, exception};
+
 use super::{Opts, emit, pad};
 use crate::cli::{CliError, usage};
-use crate::local::group::TopicPartition;
+use crate::client::groups::{GroupAdmin, OffsetDeletion, TopicPartition, Tp};
 
 /// UNKNOWN_TOPIC_OR_PARTITION.
 const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
@@ -22,7 +22,7 @@ fn quoted_list(groups: &[String]) -> String {
         .join(", ")
 }
 
-pub(super) fn delete_groups(src: &mut Source, o: &Opts) -> Result<(), CliError> {
+pub(super) fn delete_groups(src: &mut GroupAdmin, o: &Opts) -> Result<(), CliError> {
     let ids: BTreeSet<String> = if o.has("all-groups") {
         src.group_ids()?.into_iter().collect()
     } else {
@@ -36,7 +36,7 @@ pub(super) fn delete_groups(src: &mut Source, o: &Opts) -> Result<(), CliError> 
                 deleted.push(id);
                 continue;
             }
-            Err(why) => why,
+            Err(why) => exceptions::refusal(&why),
         };
         failed.push(format!("* Group '{id}' could not be deleted due to: {why}"));
     }
@@ -63,7 +63,7 @@ pub(super) fn delete_groups(src: &mut Source, o: &Opts) -> Result<(), CliError> 
 /// a topic that could not be described (printed as `-`).
 type Outcomes = BTreeMap<Tp, Option<String>>;
 
-pub(super) fn delete_offsets(src: &mut Source, o: &Opts) -> Result<(), CliError> {
+pub(super) fn delete_offsets(src: &mut GroupAdmin, o: &Opts) -> Result<(), CliError> {
     let group = match o.groups().as_slice() {
         [one] => one.to_string(),
         _ => return usage("Found multiple arguments for option group, but you asked for only one"),
@@ -92,15 +92,15 @@ pub(super) fn delete_offsets(src: &mut Source, o: &Opts) -> Result<(), CliError>
     let top = match src.delete_offsets(&group, &valid)? {
         OffsetDeletion::Done(results) => {
             for ((t, p), r) in results {
-                outcomes.insert((t, i64::from(p)), r.err());
+                outcomes.insert((t, i64::from(p)), r.err().map(|r| exceptions::refusal(&r)));
             }
             None
         }
-        OffsetDeletion::Failed { message, exception } => {
+        OffsetDeletion::Failed(code) => {
             for (t, p) in valid {
-                outcomes.insert((t, i64::from(p)), Some(exception.clone()));
+                outcomes.insert((t, i64::from(p)), Some(exception(code)));
             }
-            Some(message)
+            Some(exceptions::message(code))
         }
     };
     // A topic that could not be described (partition -1) is shown but, as in Kafka, is not a

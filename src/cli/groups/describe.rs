@@ -25,15 +25,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::output::{self, Format};
-use super::source::{Group, Member, Source};
 use super::{Opts, emit, failed, pad};
 use crate::cli::CliError;
-use crate::local::group::TopicPartition;
+use crate::client::groups::{Group, GroupAdmin, Member, TopicPartition};
 
 /// Kafka's `MISSING_COLUMN_VALUE`.
 const MISSING: &str = "-";
 
-pub(super) fn run(src: &mut Source, o: &Opts) -> Result<(), CliError> {
+pub(super) fn run(src: &mut GroupAdmin, o: &Opts) -> Result<(), CliError> {
     let groups = describe_all(src, o)?;
     let verbose = o.has("verbose");
     if o.format != Format::Text {
@@ -59,7 +58,7 @@ pub(super) fn run(src: &mut Source, o: &Opts) -> Result<(), CliError> {
 
 /// The groups named by `--group` (or every group with `--all-groups`), sorted and described;
 /// Kafka's `GroupIdNotFoundException` if one does not exist.
-fn describe_all(src: &mut Source, o: &Opts) -> Result<Vec<Group>, CliError> {
+fn describe_all(src: &mut GroupAdmin, o: &Opts) -> Result<Vec<Group>, CliError> {
     let all = o.has("all-groups");
     let ids: BTreeSet<String> = if all {
         src.group_ids()?.into_iter().collect()
@@ -109,7 +108,7 @@ struct OffsetRow<'a> {
 
 /// Members with partitions (most partitions first), then committed partitions nobody owns;
 /// each block sorted by topic and partition.
-fn offset_rows<'a>(src: &mut Source, d: &'a Group) -> Result<Vec<OffsetRow<'a>>, CliError> {
+fn offset_rows<'a>(src: &mut GroupAdmin, d: &'a Group) -> Result<Vec<OffsetRow<'a>>, CliError> {
     let mut owners: Vec<&Member> = d
         .members
         .iter()
@@ -140,7 +139,7 @@ fn offset_rows<'a>(src: &mut Source, d: &'a Group) -> Result<Vec<OffsetRow<'a>>,
         .collect()
 }
 
-fn offsets_view(src: &mut Source, d: &Group, verbose: bool) -> Result<(), CliError> {
+fn offsets_view(src: &mut GroupAdmin, d: &Group, verbose: bool) -> Result<(), CliError> {
     let rows = offset_rows(src, d)?;
     if !state_notice(d, rows.len()) {
         return Ok(());
@@ -381,7 +380,7 @@ fn partition_offset<'a>(d: &'a Group, r: &OffsetRow<'a>) -> PartitionOffset<'a> 
     }
 }
 
-fn offsets_doc(src: &mut Source, groups: &[Group], format: Format) -> Result<(), CliError> {
+fn offsets_doc(src: &mut GroupAdmin, groups: &[Group], format: Format) -> Result<(), CliError> {
     let mut docs = Vec::with_capacity(groups.len());
     let mut text = String::new();
     for d in groups {

@@ -10,9 +10,9 @@
 use serde::Serialize;
 
 use super::output::{self, Format};
-use super::source::{Listed, Source};
 use super::{Opts, emit, java_split, pad};
 use crate::cli::{CliError, usage};
+use crate::client::groups::{GroupAdmin, Listed};
 
 /// The states Kafka accepts in `--state` (its set order).
 pub(super) const VALID_STATES: [&str; 7] = [
@@ -28,7 +28,7 @@ pub(super) const VALID_STATES: [&str; 7] = [
 /// The types Kafka accepts in `--type`.
 const VALID_TYPES: [&str; 2] = ["Classic", "Consumer"];
 
-pub(super) fn run(src: &mut Source, o: &Opts) -> Result<(), CliError> {
+pub(super) fn run(src: &mut GroupAdmin, o: &Opts) -> Result<(), CliError> {
     let with_type = o.has("type");
     let with_state = o.has("state");
     let listed = src.list()?;

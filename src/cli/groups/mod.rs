@@ -15,12 +15,11 @@
 
 mod delete;
 mod describe;
+mod exceptions;
 mod list;
-mod logs;
 mod output;
 mod plan_file;
 mod reset;
-mod source;
 mod time;
 mod validate;
 
@@ -30,22 +29,47 @@ use std::process::ExitCode;
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
-use super::{CliError, connection_args, open_backend, properties, run_tool};
-use crate::client::Backend;
-use source::Source;
+use super::{CliError, connection_args, open_client, properties, run_tool};
+use crate::client::groups::{GroupAdmin, Tp};
 
 /// The one-line description Kafka prints with its usage.
 const ABOUT: &str = "This tool helps to list all consumer groups, describe a consumer group, delete consumer group info, or reset consumer group offsets.";
 
 /// The actions, exactly one of which must be given.
-const ACTIONS: [&str; 6] = [
-    "list",
-    "describe",
-    "delete",
-    "reset-offsets",
-    "delete-offsets",
-    "validate-regex",
-];
+/// The one action of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Action {
+    List,
+    Describe,
+    Delete,
+    ResetOffsets,
+    DeleteOffsets,
+    ValidateRegex,
+}
+
+impl Action {
+    /// In Kafka's order.
+    const ALL: [Action; 6] = [
+        Action::List,
+        Action::Describe,
+        Action::Delete,
+        Action::ResetOffsets,
+        Action::DeleteOffsets,
+        Action::ValidateRegex,
+    ];
+
+    /// The option that selects it.
+    fn flag(self) -> &'static str {
+        match self {
+            Action::List => "list",
+            Action::Describe => "describe",
+            Action::Delete => "delete",
+            Action::ResetOffsets => "reset-offsets",
+            Action::DeleteOffsets => "delete-offsets",
+            Action::ValidateRegex => "validate-regex",
+        }
+    }
+}
 
 /// The reset scenarios, in Kafka's order; at most one may be given.
 const SCENARIOS: [&str; 8] = [
@@ -233,7 +257,7 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     };
     let action = validate::check(&o)?;
     o.format = output::format_from_opts(&o, action)?;
-    if action == "validate-regex" {
+    if action == Action::ValidateRegex {
         return validate_regex(o.value("validate-regex").unwrap_or(""));
     }
     let mut command_config = match o.value("command-config") {
@@ -246,19 +270,18 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
             .get_or_insert_with(Default::default)
             .insert("request.timeout.ms".to_string(), ms.to_string());
     }
-    match open_backend(m, command_config.as_ref())? {
-        Backend::Local(dir) => dispatch(&mut Source::local(&dir), &o, action),
-        Backend::Remote(mut cluster) => dispatch(&mut Source::remote(&mut cluster), &o, action),
-    }
+    let mut client = open_client(m, command_config.as_ref())?;
+    dispatch(&mut client.group_admin(), &o, action)
 }
 
-fn dispatch(src: &mut Source, o: &Opts, action: &str) -> Result<(), CliError> {
+fn dispatch(src: &mut GroupAdmin, o: &Opts, action: Action) -> Result<(), CliError> {
     match action {
-        "list" => list::run(src, o),
-        "describe" => describe::run(src, o),
-        "delete" => delete::delete_groups(src, o),
-        "delete-offsets" => delete::delete_offsets(src, o),
-        _ => reset::run(src, o),
+        Action::List => list::run(src, o),
+        Action::Describe => describe::run(src, o),
+        Action::Delete => delete::delete_groups(src, o),
+        Action::DeleteOffsets => delete::delete_offsets(src, o),
+        Action::ResetOffsets => reset::run(src, o),
+        Action::ValidateRegex => validate_regex(o.value("validate-regex").unwrap_or("")),
     }
 }
 
@@ -296,6 +319,11 @@ fn failed(msg: impl std::fmt::Display) -> CliError {
     CliError::Runtime(anyhow::anyhow!(
         "Executing consumer group command failed due to {msg}"
     ))
+}
+
+/// Kafka's `TopicPartition.toString()`: `t-0`.
+fn tp_name(tp: &Tp) -> String {
+    format!("{}-{}", tp.0, tp.1)
 }
 
 /// Java's `String.split(regex)` for a single-char separator: trailing empty parts are dropped.

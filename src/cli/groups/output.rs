@@ -15,7 +15,7 @@
 use comfy_table::{CellAlignment, Table};
 use serde::Serialize;
 
-use super::{Opts, emit};
+use super::{Action, Opts, emit};
 use crate::cli::{CliError, usage};
 
 /// The accepted `--output` values, for help and completions.
@@ -25,7 +25,7 @@ pub(super) const FORMATS: [&str; 3] = ["text", "json", "table"];
 pub(crate) use crate::cli::OutputFormat as Format;
 
 /// Parses `--output` and checks it against the action (usage errors, exit 2).
-pub(super) fn format_from_opts(o: &Opts, action: &str) -> Result<Format, CliError> {
+pub(super) fn format_from_opts(o: &Opts, action: Action) -> Result<Format, CliError> {
     let Some(value) = o.value("output") else {
         return Ok(Format::Text);
     };
@@ -43,9 +43,15 @@ pub(super) fn format_from_opts(o: &Opts, action: &str) -> Result<Format, CliErro
     if o.has("export") {
         return usage("Option \"[output]\" can't be used with option \"[export]\"");
     }
-    if format != Format::Text && !matches!(action, "list" | "describe" | "reset-offsets") {
+    if format != Format::Text
+        && !matches!(
+            action,
+            Action::List | Action::Describe | Action::ResetOffsets
+        )
+    {
         return usage(format!(
-            "--output {value} is not supported with --{action}; it applies to --list, --describe and --reset-offsets"
+            "--output {value} is not supported with --{}; it applies to --list, --describe and --reset-offsets",
+            action.flag()
         ));
     }
     Ok(format)

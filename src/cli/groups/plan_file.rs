@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::java_split;
-use super::logs::Tp;
+use crate::client::groups::Tp;
 
 /// New offsets per group.
 pub(super) type Plans = BTreeMap<String, BTreeMap<Tp, i64>>;

@@ -14,15 +14,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::logs::{Tp, tp_name};
+use super::exceptions::exception;
 use super::output::{self, Format};
 use super::plan_file::{self, Plans};
-use super::source::Source;
 use super::time::{millis_before_now, parse_datetime, parse_duration};
-use super::{Opts, SCENARIOS, emit, failed, java_split, pad};
+use super::{Opts, SCENARIOS, emit, failed, java_split, pad, tp_name};
 use crate::cli::progress::{self, Counter};
 use crate::cli::{CliError, usage};
-use crate::local::group::{CommittedOffset, TopicPartition};
+use crate::client::groups::{CommittedOffset, GroupAdmin, TopicPartition, Tp};
 
 /// A group's committed offsets.
 type Committed = BTreeMap<TopicPartition, CommittedOffset>;
@@ -30,7 +29,7 @@ type Committed = BTreeMap<TopicPartition, CommittedOffset>;
 /// Kafka's message for a topic (without partitions) that does not exist.
 const UNKNOWN_TOPIC: &str = "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this topic-partition.";
 
-pub(super) fn run(src: &mut Source, o: &Opts) -> Result<(), CliError> {
+pub(super) fn run(src: &mut GroupAdmin, o: &Opts) -> Result<(), CliError> {
     let ids: BTreeSet<String> = if o.has("all-groups") {
         src.group_ids()?.into_iter().collect()
     } else {
@@ -85,7 +84,7 @@ pub(super) fn run(src: &mut Source, o: &Opts) -> Result<(), CliError> {
 }
 
 /// Writes each group's plan (the store refuses a group that gained live members meanwhile).
-fn execute(src: &mut Source, plans: &Plans, show_progress: bool) -> Result<(), CliError> {
+fn execute(src: &mut GroupAdmin, plans: &Plans, show_progress: bool) -> Result<(), CliError> {
     let total = plans.values().map(|p| p.len() as u64).sum();
     let counter = Counter::new(show_progress, total, "partitions");
     counter.stage("committed");
@@ -97,7 +96,12 @@ fn execute(src: &mut Source, plans: &Plans, show_progress: bool) -> Result<(), C
             .iter()
             .map(|((t, p), o)| ((t.clone(), *p as u32), *o))
             .collect();
-        src.reset_offsets(group, &offsets)?;
+        if let Some(((t, p), code)) = src.reset_offsets(group, &offsets)? {
+            return Err(failed(format!(
+                "{} (committing the offset of {t}-{p} for group {group})",
+                exception(code)
+            )));
+        }
         counter.add(offsets.len() as u64);
     }
     Ok(())
@@ -220,7 +224,7 @@ pub(super) fn parse_topic_arg(arg: &str) -> Result<TopicArg, CliError> {
 }
 
 /// Kafka's `The partitions "t-5,t-6" do not exist` unless every partition exists.
-fn require_existing(src: &mut Source, tps: &BTreeSet<Tp>) -> Result<(), CliError> {
+fn require_existing(src: &mut GroupAdmin, tps: &BTreeSet<Tp>) -> Result<(), CliError> {
     let mut missing = Vec::new();
     for tp in tps {
         if !src.exists(tp)? {
@@ -244,7 +248,7 @@ fn committed_offset(committed: &Committed, tp: &Tp) -> Option<i64> {
 /// Computes new offsets for one group at a time; caches the plan file.
 struct Planner<'s, 'a, 'o> {
     o: &'o Opts<'o>,
-    src: &'s mut Source<'a>,
+    src: &'s mut GroupAdmin<'a>,
     file: Option<Plans>,
 }
 

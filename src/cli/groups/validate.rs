@@ -2,7 +2,7 @@
 //! runs them (parse-time `availableIf` first, then `checkArgs`, then the one-action rule), with
 //! its messages. All of them are usage errors (exit 2).
 
-use super::{ACTIONS, Opts, SCENARIOS};
+use super::{Action, Opts, SCENARIOS};
 use crate::cli::{CliError, usage};
 
 /// Options that jopt-simple only accepts alongside one of these actions.
@@ -15,15 +15,18 @@ const AVAILABLE_IF: [(&str, &[&str]); 5] = [
 ];
 
 /// Runs every check; returns the one action given.
-pub(super) fn check(o: &Opts) -> Result<&'static str, CliError> {
+pub(super) fn check(o: &Opts) -> Result<Action, CliError> {
     available_if(o)?;
     describe_rules(o)?;
     delete_rules(o)?;
     reset_rules(o)?;
     group_and_topic_rules(o)?;
-    let given: Vec<&'static str> = ACTIONS.into_iter().filter(|a| o.has(a)).collect();
+    let given: Vec<Action> = Action::ALL
+        .into_iter()
+        .filter(|a| o.has(a.flag()))
+        .collect();
     match given.as_slice() {
-        [one] => Ok(one),
+        [one] => Ok(*one),
         _ => usage(
             "Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets, --validate-regex",
         ),

@@ -149,6 +149,8 @@ pub struct Consumer {
     marks: Vec<Mark>,
     /// A topic found deleted in the last round, forgotten once that round is settled.
     deleted: Option<String>,
+    /// Warnings raised outside a round, for the next round to return.
+    warnings: Vec<String>,
     /// Batches fetched from one partition, reused between rounds.
     fetched: Vec<u8>,
     scratch: Vec<u8>,
@@ -242,6 +244,7 @@ impl Client {
             started: false,
             marks: Vec::new(),
             deleted: None,
+            warnings: Vec::new(),
             fetched: Vec::with_capacity(FETCH_BYTES),
             scratch: Vec::new(),
         })
@@ -256,7 +259,10 @@ impl Consumer {
         &mut self,
         mut each: impl FnMut(ConsumedRecord<'_, '_>) -> Handled,
     ) -> Result<Round> {
-        let mut round = Round::default();
+        let mut round = Round {
+            warnings: std::mem::take(&mut self.warnings),
+            ..Round::default()
+        };
         if self
             .last_refresh
             .is_none_or(|t| t.elapsed() >= METADATA_REFRESH)
@@ -281,7 +287,8 @@ impl Consumer {
         }
         self.marks.clear();
         if let Some(topic) = self.deleted.take() {
-            self.forget_topic(&topic);
+            let warning = self.forget_topic(&topic);
+            self.warnings.push(warning);
         }
         records
     }

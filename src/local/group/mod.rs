@@ -70,18 +70,7 @@ pub use crate::assignor::TopicPartition;
 /// The assignor name the embedded log reports, as Kafka's `RangeAssignor` does.
 pub const RANGE_PROTOCOL: &str = "range";
 
-/// Kafka's message for `GROUP_SUBSCRIBED_TO_TOPIC`, used in per-partition results of
-/// [`GroupStore::delete_offsets`].
-pub const GROUP_SUBSCRIBED_TO_TOPIC: &str = "Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it.";
-
-/// A committed offset of one partition.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CommittedOffset {
-    /// The next offset the group will consume.
-    pub offset: i64,
-    /// The leader epoch of the committed record, when known (`--verbose` LEADER-EPOCH).
-    pub leader_epoch: Option<i32>,
-}
+pub use crate::client::groups::{CommittedOffset, GROUP_SUBSCRIBED_TO_TOPIC};
 
 /// A group's state, named as Kafka names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -143,7 +143,7 @@ impl GroupStore {
                 offset,
                 leader_epoch: None,
             };
-            let old = committed.insert((topic.clone(), *partition), new.clone());
+            let old = committed.insert((topic.clone(), *partition), new);
             changed |= old.as_ref() != Some(&new);
         }
         if changed {

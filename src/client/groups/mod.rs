@@ -1,27 +1,65 @@
-//! Where the group commands get their data: the embedded log or a cluster, behind one face.
+//! Consumer-group admin on either backend: list, describe (members and committed offsets),
+//! reset offsets, delete groups and offsets, and the partition counts and log offsets that go
+//! with them, cached for one [`GroupAdmin`].
 //!
-//! [`Source`] lists, describes, resets and deletes groups and reads partition counts and log
-//! offsets, caching what it read for the run; [`Group`] is a described group in the shape the
-//! views print, whichever backend it came from. Failures the Java tool reports per group or per
-//! partition come back as its exception text (`org.apache.kafka.common.errors.X: message`).
+//! [`Group`] is a described group in one shape whichever backend it came from.
+//! What Kafka reports per group or per partition comes back as a [`Refusal`] with Kafka's
+//! error code, for the tool to word as Kafka's tool does.
+
+mod logs;
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::logs::{Logs, Tp};
-use crate::cli::CliError;
-use crate::local::group::{CommittedOffset, GroupDescription, TopicPartition};
+use super::{Backend, Client, Result};
+pub use crate::assignor::TopicPartition;
+use crate::local::group::GroupDescription as LocalGroup;
 use crate::local::logdir::LOCAL_NODE_ID;
 use crate::local::{LocalError, LogDir};
-use crate::remote::{Cluster, GroupInfo, RemoteError};
+use crate::remote::{Cluster, GroupInfo};
+use logs::Logs;
 
 /// GROUP_ID_NOT_FOUND.
 const GROUP_ID_NOT_FOUND: i16 = 69;
+/// GROUP_SUBSCRIBED_TO_TOPIC.
+const GROUP_SUBSCRIBED_TO_TOPIC_CODE: i16 = 86;
 /// ListOffsets' timestamps for the log start and end.
 const EARLIEST: i64 = -2;
 const LATEST: i64 = -1;
 
-/// A group listed by `--list`.
-pub(super) struct Listed {
+/// Kafka's message for `GROUP_SUBSCRIBED_TO_TOPIC`.
+pub const GROUP_SUBSCRIBED_TO_TOPIC: &str = "Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it.";
+
+/// A topic and a partition number as the user wrote it (possibly negative or out of range).
+pub type Tp = (String, i64);
+
+/// A committed offset of one partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommittedOffset {
+    /// The next offset the group will consume.
+    pub offset: i64,
+    /// The leader epoch of the committed record, when known.
+    pub leader_epoch: Option<i32>,
+}
+
+/// What Kafka refused for one group or partition: its error code, and the backend's own text
+/// when it has one (else Kafka's standard text for the code applies).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub code: i16,
+    pub message: Option<String>,
+}
+
+impl Refusal {
+    fn code(code: i16) -> Refusal {
+        Refusal {
+            code,
+            message: None,
+        }
+    }
+}
+
+/// A group in a listing.
+pub struct Listed {
     pub group: String,
     /// `Classic` or `Consumer`.
     pub kind: &'static str,
@@ -29,7 +67,7 @@ pub(super) struct Listed {
 }
 
 /// One member of a described group.
-pub(super) struct Member {
+pub struct Member {
     pub member_id: String,
     pub instance_id: Option<String>,
     /// The host without the `/` Kafka's text puts before it.
@@ -42,8 +80,8 @@ pub(super) struct Member {
     pub target: Option<Vec<TopicPartition>>,
 }
 
-/// A described group, as the views print it.
-pub(super) struct Group {
+/// A described group.
+pub struct Group {
     pub group_id: String,
     /// Kafka's state name: `Stable`, `Empty`, `PreparingRebalance`, ...
     pub state: String,
@@ -58,17 +96,19 @@ pub(super) struct Group {
     pub offsets: BTreeMap<TopicPartition, CommittedOffset>,
 }
 
-/// The outcome of `--delete-offsets` for the partitions that exist.
-pub(super) enum OffsetDeletion {
-    /// Each partition's result (the exception text when it failed).
-    Done(Vec<(TopicPartition, Result<(), String>)>),
-    /// The whole request failed: Kafka's message for the top-level error, and the exception
-    /// text every partition gets.
-    Failed { message: String, exception: String },
+/// The outcome of deleting the committed offsets of existing partitions.
+pub enum OffsetDeletion {
+    /// Each partition's result.
+    Done(Vec<(TopicPartition, std::result::Result<(), Refusal>)>),
+    /// The whole request failed with this error code.
+    Failed(i16),
 }
 
-/// The embedded log or a cluster, with per-run caches.
-pub(super) enum Source<'a> {
+/// Group admin on the embedded log or a cluster, with caches for one command.
+pub struct GroupAdmin<'a>(Admin<'a>);
+
+/// The backend behind a [`GroupAdmin`].
+enum Admin<'a> {
     Local {
         dir: &'a LogDir,
         logs: Logs<'a>,
@@ -80,67 +120,32 @@ pub(super) enum Source<'a> {
     },
 }
 
-fn remote(e: RemoteError) -> CliError {
-    CliError::Runtime(e.into())
-}
-
-/// Java's `toString()` of the exception for a Kafka error code.
-pub(super) fn exception(code: i16) -> String {
-    let (class, message) = match code {
-        3 => (
-            "UnknownTopicOrPartitionException",
-            "This server does not host this topic-partition.",
-        ),
-        24 => (
-            "InvalidGroupIdException",
-            "The configured groupId is invalid.",
-        ),
-        29 => ("TopicAuthorizationException", "Topic authorization failed."),
-        30 => ("GroupAuthorizationException", "Group authorization failed."),
-        68 => ("GroupNotEmptyException", "The group is not empty."),
-        69 => ("GroupIdNotFoundException", "The group id does not exist."),
-        86 => (
-            "GroupSubscribedToTopicException",
-            crate::local::group::GROUP_SUBSCRIBED_TO_TOPIC,
-        ),
-        _ => return RemoteError::broker(code, None).to_string(),
-    };
-    format!("org.apache.kafka.common.errors.{class}: {message}")
-}
-
-/// Kafka's message for a top-level error code (the exception's message).
-fn message(code: i16) -> String {
-    let text = exception(code);
-    match text.split_once(": ") {
-        Some((_, m)) if text.starts_with("org.apache") => m.to_string(),
-        _ => text,
-    }
-}
-
 fn to_u32(tp: &crate::remote::Tp) -> Option<TopicPartition> {
     Some((tp.0.clone(), u32::try_from(tp.1).ok()?))
 }
 
-impl<'a> Source<'a> {
-    pub(super) fn local(dir: &'a LogDir) -> Self {
-        Source::Local {
-            dir,
-            logs: Logs::new(dir),
+impl Client {
+    /// Group admin for one command (it caches partition counts and offsets as it reads them).
+    pub fn group_admin(&mut self) -> GroupAdmin<'_> {
+        match &mut self.backend {
+            Backend::Local(dir) => GroupAdmin(Admin::Local {
+                dir,
+                logs: Logs::new(dir),
+            }),
+            Backend::Remote(cluster) => GroupAdmin(Admin::Remote {
+                cluster,
+                counts: HashMap::new(),
+                offsets: HashMap::new(),
+            }),
         }
     }
+}
 
-    pub(super) fn remote(cluster: &'a mut Cluster) -> Self {
-        Source::Remote {
-            cluster,
-            counts: HashMap::new(),
-            offsets: HashMap::new(),
-        }
-    }
-
+impl GroupAdmin<'_> {
     /// Every consumer group (classic or new protocol) with its type and state, sorted by id.
-    pub(super) fn list(&mut self) -> Result<Vec<Listed>, CliError> {
-        match self {
-            Source::Local { dir, .. } => {
+    pub fn list(&mut self) -> Result<Vec<Listed>> {
+        match &mut self.0 {
+            Admin::Local { dir, .. } => {
                 let store = dir.groups();
                 let mut out = Vec::new();
                 for group in store.list()? {
@@ -155,8 +160,8 @@ impl<'a> Source<'a> {
                 }
                 Ok(out)
             }
-            Source::Remote { cluster, .. } => {
-                let groups = cluster.list_groups(&[], &[]).map_err(remote)?;
+            Admin::Remote { cluster, .. } => {
+                let groups = cluster.list_groups(&[], &[])?;
                 Ok(groups
                     .into_iter()
                     // What the admin client's consumer-group listing keeps: consumer groups of
@@ -178,25 +183,25 @@ impl<'a> Source<'a> {
     }
 
     /// The group ids, sorted.
-    pub(super) fn group_ids(&mut self) -> Result<Vec<String>, CliError> {
+    pub fn group_ids(&mut self) -> Result<Vec<String>> {
         Ok(self.list()?.into_iter().map(|l| l.group).collect())
     }
 
     /// Describes a group with its committed offsets; `None` if it does not exist.
-    pub(super) fn describe(&mut self, group: &str) -> Result<Option<Group>, CliError> {
-        match self {
-            Source::Local { dir, .. } => {
+    pub fn describe(&mut self, group: &str) -> Result<Option<Group>> {
+        match &mut self.0 {
+            Admin::Local { dir, .. } => {
                 let coordinator = (LOCAL_NODE_ID, dir.root().display().to_string());
                 Ok(dir
                     .groups()
                     .describe(group)?
                     .map(|d| from_local(d, coordinator)))
             }
-            Source::Remote { cluster, .. } => {
-                let Some(info) = cluster.describe_group(group).map_err(remote)? else {
+            Admin::Remote { cluster, .. } => {
+                let Some(info) = cluster.describe_group(group)? else {
                     return Ok(None);
                 };
-                let committed = cluster.committed_offsets(group).map_err(remote)?;
+                let committed = cluster.committed_offsets(group)?;
                 let offsets = committed
                     .iter()
                     .filter_map(|(tp, c)| {
@@ -215,18 +220,16 @@ impl<'a> Source<'a> {
     }
 
     /// The topic's partition count, `None` if it does not exist.
-    pub(super) fn partitions(&mut self, topic: &str) -> Result<Option<u32>, CliError> {
-        match self {
-            Source::Local { logs, .. } => Ok(logs.partitions(topic)?),
-            Source::Remote {
+    pub fn partitions(&mut self, topic: &str) -> Result<Option<u32>> {
+        match &mut self.0 {
+            Admin::Local { logs, .. } => Ok(logs.partitions(topic)?),
+            Admin::Remote {
                 cluster, counts, ..
             } => {
                 if let Some(n) = counts.get(topic) {
                     return Ok(*n);
                 }
-                let meta = cluster
-                    .metadata(Some(&[topic.to_string()]))
-                    .map_err(remote)?;
+                let meta = cluster.metadata(Some(&[topic.to_string()]))?;
                 let n = meta
                     .topics
                     .iter()
@@ -239,7 +242,7 @@ impl<'a> Source<'a> {
     }
 
     /// Whether the partition exists.
-    pub(super) fn exists(&mut self, tp: &Tp) -> Result<bool, CliError> {
+    pub fn exists(&mut self, tp: &Tp) -> Result<bool> {
         Ok(self
             .partitions(&tp.0)?
             .is_some_and(|n| tp.1 >= 0 && tp.1 < i64::from(n)))
@@ -247,10 +250,10 @@ impl<'a> Source<'a> {
 
     /// Reads the offsets for `spec` (a timestamp, [`EARLIEST`] or [`LATEST`]) of many partitions
     /// at once into the cache (one ListOffsets per leader on a cluster).
-    fn load(&mut self, tps: &[Tp], spec: i64) -> Result<(), CliError> {
-        let Source::Remote {
+    fn load(&mut self, tps: &[Tp], spec: i64) -> Result<()> {
+        let Admin::Remote {
             cluster, offsets, ..
-        } = self
+        } = &mut self.0
         else {
             return Ok(());
         };
@@ -262,7 +265,7 @@ impl<'a> Source<'a> {
         if wanted.is_empty() {
             return Ok(());
         }
-        let found = cluster.list_offsets(&wanted, spec).map_err(remote)?;
+        let found = cluster.list_offsets(&wanted, spec)?;
         for tp in wanted {
             // A partition without a leader (or an unknown one) has no offset to show.
             let v = found
@@ -274,118 +277,120 @@ impl<'a> Source<'a> {
     }
 
     /// Reads the log end offsets of many partitions into the cache.
-    pub(super) fn load_ends(&mut self, tps: &[Tp]) -> Result<(), CliError> {
+    pub fn load_ends(&mut self, tps: &[Tp]) -> Result<()> {
         self.load(tps, LATEST)
     }
 
-    fn offset(&mut self, tp: &Tp, spec: i64) -> Result<Option<i64>, CliError> {
-        if matches!(self, Source::Remote { .. }) && !self.exists(tp)? {
+    fn offset(&mut self, tp: &Tp, spec: i64) -> Result<Option<i64>> {
+        if matches!(self.0, Admin::Remote { .. }) && !self.exists(tp)? {
             return Ok(None);
         }
         self.load(std::slice::from_ref(tp), spec)?;
-        match self {
-            Source::Local { logs, .. } => Ok(match spec {
+        match &mut self.0 {
+            Admin::Local { logs, .. } => Ok(match spec {
                 EARLIEST => logs.start(tp)?,
                 LATEST => logs.end(tp)?,
                 ts => logs.offset_for_time(tp, ts)?,
             }),
-            Source::Remote { offsets, .. } => {
+            Admin::Remote { offsets, .. } => {
                 Ok(offsets.get(&(tp.clone(), spec)).copied().flatten())
             }
         }
     }
 
     /// The log end offset (ListOffsets latest), `None` if unknown.
-    pub(super) fn end(&mut self, tp: &Tp) -> Result<Option<i64>, CliError> {
+    pub fn end(&mut self, tp: &Tp) -> Result<Option<i64>> {
         self.offset(tp, LATEST)
     }
 
     /// The log start offset (ListOffsets earliest), `None` if unknown.
-    pub(super) fn start(&mut self, tp: &Tp) -> Result<Option<i64>, CliError> {
+    pub fn start(&mut self, tp: &Tp) -> Result<Option<i64>> {
         self.offset(tp, EARLIEST)
     }
 
     /// The first offset whose timestamp is `>= ts`, `None` if there is none.
-    pub(super) fn offset_for_time(&mut self, tp: &Tp, ts: i64) -> Result<Option<i64>, CliError> {
+    pub fn offset_for_time(&mut self, tp: &Tp, ts: i64) -> Result<Option<i64>> {
         self.offset(tp, ts.max(0))
     }
 
     /// Commits `offsets` for an inactive group (the embedded log or the coordinator refuses
-    /// a group that has live members).
-    pub(super) fn reset_offsets(
+    /// a group that has live members). A cluster may refuse single partitions: the first
+    /// refused one comes back with its error code.
+    pub fn reset_offsets(
         &mut self,
         group: &str,
         offsets: &BTreeMap<TopicPartition, i64>,
-    ) -> Result<(), CliError> {
-        match self {
-            Source::Local { dir, .. } => Ok(dir.groups().reset_offsets(group, offsets)?),
-            Source::Remote { cluster, .. } => {
+    ) -> Result<Option<(TopicPartition, i16)>> {
+        match &mut self.0 {
+            Admin::Local { dir, .. } => {
+                dir.groups().reset_offsets(group, offsets)?;
+                Ok(None)
+            }
+            Admin::Remote { cluster, .. } => {
                 let offsets: BTreeMap<crate::remote::Tp, i64> = offsets
                     .iter()
                     .map(|((t, p), o)| ((t.clone(), *p as i32), *o))
                     .collect();
-                let results = cluster.commit_offsets(group, &offsets).map_err(remote)?;
-                match results.into_iter().find(|(_, code)| *code != 0) {
-                    None => Ok(()),
-                    Some(((t, p), code)) => Err(super::failed(format!(
-                        "{} (committing the offset of {t}-{p} for group {group})",
-                        exception(code)
-                    ))),
-                }
+                let results = cluster.commit_offsets(group, &offsets)?;
+                Ok(results
+                    .into_iter()
+                    .find(|(_, code)| *code != 0)
+                    .and_then(|(tp, code)| Some((to_u32(&tp)?, code))))
             }
         }
     }
 
-    /// Deletes a group: `Err` holds the exception text Kafka prints for it.
-    pub(super) fn delete_group(&mut self, group: &str) -> Result<Result<(), String>, CliError> {
-        match self {
-            Source::Local { dir, .. } => match dir.groups().delete_group(group) {
+    /// Deletes a group; `Err` inside says why Kafka refused it.
+    pub fn delete_group(&mut self, group: &str) -> Result<std::result::Result<(), Refusal>> {
+        match &mut self.0 {
+            Admin::Local { dir, .. } => match dir.groups().delete_group(group) {
                 Ok(()) => Ok(Ok(())),
-                Err(LocalError::GroupNotFound(_)) => Ok(Err(exception(69))),
-                Err(LocalError::GroupNotEmpty { .. }) => Ok(Err(exception(68))),
-                Err(LocalError::Invalid(msg)) => Ok(Err(format!(
-                    "org.apache.kafka.common.errors.InvalidGroupIdException: {msg}"
-                ))),
+                Err(LocalError::GroupNotFound(_)) => Ok(Err(Refusal::code(GROUP_ID_NOT_FOUND))),
+                Err(LocalError::GroupNotEmpty { .. }) => Ok(Err(Refusal::code(68))),
+                Err(LocalError::Invalid(msg)) => Ok(Err(Refusal {
+                    code: 24,
+                    message: Some(msg),
+                })),
                 Err(e) => Err(e.into()),
             },
-            Source::Remote { cluster, .. } => match cluster.delete_group(group).map_err(remote)? {
+            Admin::Remote { cluster, .. } => match cluster.delete_group(group)? {
                 0 => Ok(Ok(())),
-                code => Ok(Err(exception(code))),
+                code => Ok(Err(Refusal::code(code))),
             },
         }
     }
 
     /// Deletes the committed offsets of existing partitions `tps` of `group`.
-    pub(super) fn delete_offsets(
+    pub fn delete_offsets(
         &mut self,
         group: &str,
         tps: &[TopicPartition],
-    ) -> Result<OffsetDeletion, CliError> {
-        match self {
-            Source::Local { dir, .. } => match dir.groups().delete_offsets(group, tps) {
+    ) -> Result<OffsetDeletion> {
+        match &mut self.0 {
+            Admin::Local { dir, .. } => match dir.groups().delete_offsets(group, tps) {
                 Ok(results) => Ok(OffsetDeletion::Done(
                     results
                         .into_iter()
-                        .map(|(tp, r)| (tp, r.map_err(|msg| format!("{}: {msg}", class(86)))))
+                        .map(|(tp, r)| {
+                            let r = r.map_err(|msg| Refusal {
+                                code: GROUP_SUBSCRIBED_TO_TOPIC_CODE,
+                                message: Some(msg),
+                            });
+                            (tp, r)
+                        })
                         .collect(),
                 )),
-                Err(LocalError::GroupNotFound(_)) => Ok(OffsetDeletion::Failed {
-                    message: message(GROUP_ID_NOT_FOUND),
-                    exception: exception(GROUP_ID_NOT_FOUND),
-                }),
+                Err(LocalError::GroupNotFound(_)) => Ok(OffsetDeletion::Failed(GROUP_ID_NOT_FOUND)),
                 Err(e) => Err(e.into()),
             },
-            Source::Remote { cluster, .. } => {
+            Admin::Remote { cluster, .. } => {
                 let wire: Vec<crate::remote::Tp> =
                     tps.iter().map(|(t, p)| (t.clone(), *p as i32)).collect();
-                let (top, partitions) = cluster.delete_offsets(group, &wire).map_err(remote)?;
+                let (top, partitions) = cluster.delete_offsets(group, &wire)?;
                 // A partition-level code at the top (GROUP_SUBSCRIBED_TO_TOPIC, ...) is
                 // reported per partition, as Kafka's admin client does.
-                if top != 0 && !matches!(top, 3 | 29 | 86) {
-                    return Ok(OffsetDeletion::Failed {
-                        message: message(top),
-                        exception: exception(top),
-                    });
+                if top != 0 && !matches!(top, 3 | 29 | GROUP_SUBSCRIBED_TO_TOPIC_CODE) {
+                    return Ok(OffsetDeletion::Failed(top));
                 }
                 Ok(OffsetDeletion::Done(
                     partitions
@@ -394,7 +399,7 @@ impl<'a> Source<'a> {
                             let r = if *code == 0 {
                                 Ok(())
                             } else {
-                                Err(exception(*code))
+                                Err(Refusal::code(*code))
                             };
                             Some((to_u32(tp)?, r))
                         })
@@ -405,14 +410,7 @@ impl<'a> Source<'a> {
     }
 }
 
-/// The exception class of a code, as [`exception`] names it.
-fn class(code: i16) -> String {
-    let text = exception(code);
-    text.split_once(": ")
-        .map_or(text.clone(), |(c, _)| c.to_string())
-}
-
-fn from_local(d: GroupDescription, coordinator: (i32, String)) -> Group {
+fn from_local(d: LocalGroup, coordinator: (i32, String)) -> Group {
     Group {
         group_id: d.group_id,
         state: d.state.name().to_string(),
@@ -466,23 +464,5 @@ fn from_remote(g: GroupInfo, offsets: BTreeMap<TopicPartition, CommittedOffset>)
             })
             .collect(),
         offsets,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn exceptions_are_javas() {
-        assert_eq!(
-            exception(69),
-            "org.apache.kafka.common.errors.GroupIdNotFoundException: The group id does not exist."
-        );
-        assert_eq!(message(68), "The group is not empty.");
-        assert_eq!(
-            class(86),
-            "org.apache.kafka.common.errors.GroupSubscribedToTopicException"
-        );
     }
 }

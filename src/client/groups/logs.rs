@@ -1,18 +1,11 @@
-//! What the group commands need from the partition logs (Kafka's Metadata and ListOffsets):
+//! What group admin on the embedded log needs from the partition logs (Kafka's Metadata and ListOffsets):
 //! partition counts, log start and end offsets, and offsets by timestamp, cached for one run.
 
 use std::collections::HashMap;
 
+use super::Tp;
 use crate::local::partition::Snapshot;
 use crate::local::{LocalError, LogDir};
-
-/// A topic and a partition number as the user wrote it (possibly negative or out of range).
-pub(super) type Tp = (String, i64);
-
-/// Kafka's `TopicPartition.toString()`: `t-0`.
-pub(super) fn tp_name(tp: &Tp) -> String {
-    format!("{}-{}", tp.0, tp.1)
-}
 
 /// The log dir's partitions, read lazily and cached.
 pub(super) struct Logs<'a> {
