@@ -183,22 +183,26 @@ fn members(group: &str) -> BTreeMap<String, usize> {
     members
 }
 
+/// The Java tool's `--describe --group`.
+fn java_describe(group: &str) -> std::process::Output {
+    broker::java_tool(
+        GROUPS,
+        &[
+            "--bootstrap-server",
+            &broker::bootstrap(),
+            "--describe",
+            "--group",
+            group,
+        ],
+    )
+}
+
 /// Waits until the group has committed `total` records' worth of offsets on `topic` (lag 0):
 /// every record was printed by some member.
 fn wait_for_commits(group: &str, topic: &str, total: i64) {
     let start = Instant::now();
     loop {
-        let out = broker::java_tool(
-            GROUPS,
-            &[
-                "--bootstrap-server",
-                &broker::bootstrap(),
-                "--describe",
-                "--group",
-                group,
-            ],
-        );
-        let stdout = text(&out.stdout);
+        let stdout = text(&java_describe(group).stdout);
         let committed: i64 = stdout
             .lines()
             .filter(|l| l.split_whitespace().nth(1) == Some(topic))
@@ -660,16 +664,7 @@ fn a_cluster_without_the_new_protocol_is_refused_with_a_hint() {
 /// The current offset of a one-partition topic's group, as the Java tool describes it ("-"
 /// when nothing is committed).
 fn java_current_offset(topic: &str, group: &str) -> String {
-    let out = broker::java_tool(
-        GROUPS,
-        &[
-            "--bootstrap-server",
-            &broker::bootstrap(),
-            "--describe",
-            "--group",
-            group,
-        ],
-    );
+    let out = java_describe(group);
     let stdout = text(&out.stdout);
     let row = stdout
         .lines()

@@ -21,7 +21,7 @@ use super::{CliError, OutputFormat, connection_args, open_client, properties, ru
 use crate::client::{
     Client, NewTopic, PartitionDescription, PartitionIncrease, topic_config, topic_name,
 };
-use output::{PartitionView, TopicView, write_describe, write_names};
+use output::{TopicView, write_describe, write_names};
 
 /// `--describe`'s partition filters, in Kafka's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -436,18 +436,7 @@ fn describe(
         let partitions = if opts.topics_with_overrides {
             Vec::new()
         } else {
-            t.partitions
-                .iter()
-                .filter(|p| shown(p))
-                .map(|p| PartitionView {
-                    partition: p.partition,
-                    leader: p.leader,
-                    replicas: p.replicas.clone(),
-                    isr: p.isr.clone(),
-                    elr: p.elr.clone(),
-                    last_known_elr: p.last_known_elr.clone(),
-                })
-                .collect()
+            t.partitions.iter().filter(|p| shown(p)).cloned().collect()
         };
         views.push(TopicView {
             partition_count: t.partitions.len(),

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use super::is_zero_uuid;
 use crate::cli::{CliError, OutputFormat, new_table};
+use crate::client::PartitionDescription;
 
 /// Prints a topic list in the chosen format (Kafka's text: one name per line).
 pub(super) fn write_names(
@@ -38,19 +39,8 @@ pub(super) struct TopicView {
     pub configs: Vec<(String, String)>,
     /// The summary line (no partition filter given).
     pub summary: bool,
-    pub partitions: Vec<PartitionView>,
-}
-
-/// One partition line of `--describe`.
-pub(super) struct PartitionView {
-    pub partition: i32,
-    /// `None` when the partition has no leader.
-    pub leader: Option<i32>,
-    pub replicas: Vec<i32>,
-    pub isr: Vec<i32>,
-    /// `None` when the backend cannot tell (Metadata fallback): printed `N/A`.
-    pub elr: Option<Vec<i32>>,
-    pub last_known_elr: Option<Vec<i32>>,
+    /// One line each (an unknown ELR is printed `N/A`).
+    pub partitions: Vec<PartitionDescription>,
 }
 
 /// Prints `--describe` results in the chosen format.
