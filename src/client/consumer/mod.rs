@@ -10,7 +10,7 @@
 
 mod source;
 
-use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use regex::Regex;
@@ -551,158 +551,210 @@ impl Consumer {
                 .collect(),
             Source::Local(_) => Vec::new(),
         };
-        let mut remote = self.source.fetch_round(&positions)?;
-        let read_committed = self.config.isolation == Isolation::ReadCommitted;
-        let reset = self.config.reset;
-        let until_time = self.config.until_time;
-        for (index, a) in self.assigned.iter_mut().enumerate() {
-            // Records up to `next` are delivered with the caller's output up to `end` (by
-            // default, the output so far).
-            let mut mark = |end: Option<usize>, next: i64, record: bool| {
-                let end = end.unwrap_or_else(|| self.marks.last().map_or(0, |m| m.end));
-                self.marks.push(Mark {
-                    end,
-                    assigned: index,
-                    next,
-                    record,
-                })
-            };
-            if a.past_until {
+        let mut fetched = self.source.fetch_round(&positions)?;
+        for index in 0..self.assigned.len() {
+            if self.assigned[index].past_until {
                 continue;
             }
-            // read_committed: the aborted transactions of this fetch, by first offset.
-            let mut aborted: VecDeque<(i64, i64)> = VecDeque::new();
-            match &a.reader {
-                Reader::Local(log) => {
-                    let snap = match log.snapshot() {
-                        Ok(snap) => snap,
-                        Err(_) if !self.source.has_topic(&a.topic)? => {
-                            self.deleted = Some(a.topic.clone());
-                            break;
-                        }
-                        Err(e) => return Err(e.into()),
-                    };
-                    if a.position < snap.log_start_offset {
-                        // Retention removed what we were about to read: reset as Kafka's
-                        // consumer does.
-                        a.position = match reset {
-                            OffsetReset::Earliest => snap.log_start_offset,
-                            OffsetReset::Latest => snap.log_end_offset,
-                        };
-                        mark(None, a.position, false);
-                    }
-                    a.caught_up = a.position >= snap.log_end_offset;
-                    if a.caught_up {
-                        continue;
-                    }
-                    match log.read_into(&snap, a.position, FETCH_BYTES, &mut self.fetched) {
-                        Ok(()) => {}
-                        // Retention moved the start since the snapshot: the next round resets.
-                        Err(LocalError::OffsetOutOfRange { .. }) => continue,
-                        Err(e) => return Err(e.into()),
-                    }
-                }
-                Reader::Remote => {
-                    let tp = (a.topic.clone(), a.partition as i32);
-                    match remote.remove(&tp) {
-                        // Not fetched (leader unknown, moved or unreachable): the next round
-                        // retries after a metadata refresh.
-                        None | Some(Fetched::Retry) => continue,
-                        Some(Fetched::OutOfRange) => {
-                            let (lo, hi) = self.source.bounds(&tp)?;
-                            a.position = match reset {
-                                OffsetReset::Earliest => lo,
-                                OffsetReset::Latest => hi,
-                            };
-                            mark(None, a.position, false);
-                            continue;
-                        }
-                        Some(Fetched::Data(d)) => {
-                            a.caught_up = a.position >= d.end_offset;
-                            self.fetched.clear();
-                            self.fetched.extend_from_slice(&d.records);
-                            aborted = d.aborted.into_iter().collect();
-                            aborted.make_contiguous().sort_by_key(|t| t.1);
-                        }
-                    }
-                }
-            }
-            let mut aborting: HashSet<i64> = HashSet::new();
-            for batch in BatchIter::new(&self.fetched) {
-                let batch = batch.map_err(|e| in_partition(e, a))?;
-                let header = BatchHeader::parse(batch)?;
-                if header.next_offset() <= a.position {
-                    continue;
-                }
-                if read_committed && header.producer_id >= 0 {
-                    // As Kafka's fetcher: a transaction listed as aborted is skipped from its
-                    // first offset to its abort marker.
-                    while aborted.front().is_some_and(|t| t.1 <= header.last_offset()) {
-                        let (pid, _) = aborted.pop_front().expect("checked");
-                        aborting.insert(pid);
-                    }
-                    if header.is_control() {
-                        if is_abort_marker(batch, &mut self.scratch)? {
-                            aborting.remove(&header.producer_id);
-                        }
-                    } else if header.is_transactional() && aborting.contains(&header.producer_id) {
-                        a.position = header.next_offset();
-                        mark(None, a.position, false);
-                        continue;
-                    }
-                }
-                if header.is_control() {
-                    a.position = header.next_offset();
-                    mark(None, a.position, false);
-                    continue;
-                }
-                let timestamp_type = header.timestamp_type();
-                let mut past_until = false;
-                let mut stop = false;
-                let position = &mut a.position;
-                let partition = a.partition as i32;
-                let topic = a.topic.as_str();
-                for_each_record(batch, &mut self.scratch, |r| {
-                    if stop || past_until || r.offset < *position {
-                        return Ok(());
-                    }
-                    if until_time.is_some_and(|t| r.timestamp > t) {
-                        past_until = true;
-                        return Ok(());
-                    }
-                    *position = r.offset + 1;
-                    *read_any = true;
-                    let handled = each(ConsumedRecord {
-                        topic,
-                        partition,
-                        timestamp_type,
-                        record: &r,
-                    });
-                    let next = if handled.delivered {
-                        r.offset + 1
-                    } else {
-                        r.offset
-                    };
-                    mark(Some(handled.output_end), next, true);
-                    stop = handled.stop;
-                    Ok(())
-                })
-                .map_err(|e| in_partition(e, a))?;
-                if stop {
-                    return Ok(true);
-                }
-                if past_until {
-                    a.past_until = true;
-                    break;
-                }
-                if a.position < header.next_offset() {
-                    a.position = header.next_offset();
-                    mark(None, a.position, false);
-                }
+            let aborted = match self.load(index, &mut fetched)? {
+                Loaded::Nothing => continue,
+                Loaded::TopicDeleted => break,
+                Loaded::Batches { aborted } => aborted,
+            };
+            if self.deliver(index, aborted, each, read_any)? {
+                return Ok(true);
             }
         }
         Ok(false)
     }
+
+    /// Loads partition `index`'s next batches into `self.fetched`: read from the embedded
+    /// log, or taken from the round's fetch. A position out of range is reset first.
+    fn load(&mut self, index: usize, fetched: &mut HashMap<Tp, Fetched>) -> Result<Loaded> {
+        let reset = self.config.reset;
+        let a = &mut self.assigned[index];
+        // A reset moves what a commit covers only once the output before it is delivered.
+        let moved = |at: &mut i64, marks: &mut Vec<Mark>, position: i64| {
+            *at = position;
+            let end = marks.last().map_or(0, |m| m.end);
+            marks.push(Mark {
+                end,
+                assigned: index,
+                next: position,
+                record: false,
+            });
+        };
+        match &a.reader {
+            Reader::Local(log) => {
+                let snap = match log.snapshot() {
+                    Ok(snap) => snap,
+                    Err(_) if !self.source.has_topic(&a.topic)? => {
+                        self.deleted = Some(a.topic.clone());
+                        return Ok(Loaded::TopicDeleted);
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                if a.position < snap.log_start_offset {
+                    // Retention removed what we were about to read: reset as Kafka's consumer
+                    // does.
+                    let position = match reset {
+                        OffsetReset::Earliest => snap.log_start_offset,
+                        OffsetReset::Latest => snap.log_end_offset,
+                    };
+                    moved(&mut a.position, &mut self.marks, position);
+                }
+                a.caught_up = a.position >= snap.log_end_offset;
+                if a.caught_up {
+                    return Ok(Loaded::Nothing);
+                }
+                match log.read_into(&snap, a.position, FETCH_BYTES, &mut self.fetched) {
+                    Ok(()) => Ok(Loaded::Batches {
+                        aborted: VecDeque::new(),
+                    }),
+                    // Retention moved the start since the snapshot: the next round resets.
+                    Err(LocalError::OffsetOutOfRange { .. }) => Ok(Loaded::Nothing),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            Reader::Remote => {
+                let tp = (a.topic.clone(), a.partition as i32);
+                match fetched.remove(&tp) {
+                    // Not fetched (leader unknown, moved or unreachable): the next round
+                    // retries after a metadata refresh.
+                    None | Some(Fetched::Retry) => Ok(Loaded::Nothing),
+                    Some(Fetched::OutOfRange) => {
+                        let (lo, hi) = self.source.bounds(&tp)?;
+                        let position = match reset {
+                            OffsetReset::Earliest => lo,
+                            OffsetReset::Latest => hi,
+                        };
+                        moved(&mut a.position, &mut self.marks, position);
+                        Ok(Loaded::Nothing)
+                    }
+                    Some(Fetched::Data(d)) => {
+                        a.caught_up = a.position >= d.end_offset;
+                        self.fetched.clear();
+                        self.fetched.extend_from_slice(&d.records);
+                        let mut aborted: VecDeque<(i64, i64)> = d.aborted.into_iter().collect();
+                        aborted.make_contiguous().sort_by_key(|t| t.1);
+                        Ok(Loaded::Batches { aborted })
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hands the records of the loaded batches of partition `index` to `each`, skipping
+    /// control batches and (read_committed) aborted transactions. Returns whether the caller
+    /// stopped.
+    fn deliver(
+        &mut self,
+        index: usize,
+        mut aborted: VecDeque<(i64, i64)>,
+        each: &mut impl FnMut(ConsumedRecord<'_, '_>) -> Handled,
+        read_any: &mut bool,
+    ) -> Result<bool> {
+        let read_committed = self.config.isolation == Isolation::ReadCommitted;
+        let until_time = self.config.until_time;
+        let a = &mut self.assigned[index];
+        let marks = &mut self.marks;
+        // Records up to `next` are delivered with the caller's output up to `end` (by
+        // default, the output so far).
+        let mut mark = |end: Option<usize>, next: i64, record: bool| {
+            let end = end.unwrap_or_else(|| marks.last().map_or(0, |m| m.end));
+            marks.push(Mark {
+                end,
+                assigned: index,
+                next,
+                record,
+            })
+        };
+        let mut aborting: HashSet<i64> = HashSet::new();
+        for batch in BatchIter::new(&self.fetched) {
+            let batch = batch.map_err(|e| in_partition(e, a))?;
+            let header = BatchHeader::parse(batch)?;
+            if header.next_offset() <= a.position {
+                continue;
+            }
+            if read_committed && header.producer_id >= 0 {
+                // As Kafka's fetcher: a transaction listed as aborted is skipped from its
+                // first offset to its abort marker.
+                while aborted.front().is_some_and(|t| t.1 <= header.last_offset()) {
+                    let (pid, _) = aborted.pop_front().expect("checked");
+                    aborting.insert(pid);
+                }
+                if header.is_control() {
+                    if is_abort_marker(batch, &mut self.scratch)? {
+                        aborting.remove(&header.producer_id);
+                    }
+                } else if header.is_transactional() && aborting.contains(&header.producer_id) {
+                    a.position = header.next_offset();
+                    mark(None, a.position, false);
+                    continue;
+                }
+            }
+            if header.is_control() {
+                a.position = header.next_offset();
+                mark(None, a.position, false);
+                continue;
+            }
+            let timestamp_type = header.timestamp_type();
+            let mut past_until = false;
+            let mut stop = false;
+            let position = &mut a.position;
+            let partition = a.partition as i32;
+            let topic = a.topic.as_str();
+            for_each_record(batch, &mut self.scratch, |r| {
+                if stop || past_until || r.offset < *position {
+                    return Ok(());
+                }
+                if until_time.is_some_and(|t| r.timestamp > t) {
+                    past_until = true;
+                    return Ok(());
+                }
+                *position = r.offset + 1;
+                *read_any = true;
+                let handled = each(ConsumedRecord {
+                    topic,
+                    partition,
+                    timestamp_type,
+                    record: &r,
+                });
+                let next = if handled.delivered {
+                    r.offset + 1
+                } else {
+                    r.offset
+                };
+                mark(Some(handled.output_end), next, true);
+                stop = handled.stop;
+                Ok(())
+            })
+            .map_err(|e| in_partition(e, a))?;
+            if stop {
+                return Ok(true);
+            }
+            if past_until {
+                a.past_until = true;
+                return Ok(false);
+            }
+            if a.position < header.next_offset() {
+                a.position = header.next_offset();
+                mark(None, a.position, false);
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// What [`Consumer::load`] found for a partition.
+enum Loaded {
+    /// Nothing to read this round.
+    Nothing,
+    /// The partition's topic is gone (the embedded log): stop the round.
+    TopicDeleted,
+    /// Batches in `Consumer::fetched`, with a cluster's aborted transactions (producer id,
+    /// first offset), sorted by first offset.
+    Batches { aborted: VecDeque<(i64, i64)> },
 }
 
 /// A damaged batch or record, named with its partition.
