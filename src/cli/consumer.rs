@@ -234,17 +234,7 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
     deprecated_pair(m, "command-config", "consumer.config", true)?;
     deprecated_pair(m, "formatter-property", "property", true)?;
 
-    let file = match m
-        .get_one::<String>("command-config")
-        .or(m.get_one::<String>("consumer.config"))
-    {
-        Some(path) => properties::load_file(path.as_ref())?,
-        None => Properties::new(),
-    };
-    let pairs = m
-        .get_many::<String>("command-property")
-        .or(m.get_many::<String>("consumer-property"));
-    let pairs = properties::parse_pairs(pairs.into_iter().flatten());
+    let (file, pairs) = command_properties(m)?;
     let group = group_id(m, &file, &pairs)?;
     let mut command = file;
     command.extend(pairs);
@@ -259,100 +249,12 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
         None => None,
     };
     let from_beginning = m.get_flag("from-beginning");
-    let reset = match command
-        .get("auto.offset.reset")
-        .map(|v| v.trim().to_string())
-    {
-        None => {
-            if from_beginning {
-                OffsetReset::Earliest
-            } else {
-                OffsetReset::Latest
-            }
-        }
-        Some(v) if from_beginning && v != "earliest" => {
-            return Err(anyhow!(
-                "Can't simultaneously specify --from-beginning and 'auto.offset.reset={v}', please remove one option"
-            )
-            .into());
-        }
-        Some(v) if v == "earliest" => OffsetReset::Earliest,
-        Some(v) if v == "latest" || v == "none" => OffsetReset::Latest,
-        Some(v) => {
-            return usage(format!(
-                "Invalid value {v} for configuration auto.offset.reset: String must be one of: latest, earliest, none"
-            ));
-        }
-    };
-    let isolation = m
-        .get_one::<String>("isolation-level")
-        .or(command.get("isolation.level"))
-        .map_or("read_uncommitted", |s| s.as_str())
-        .to_string();
-    let isolation = isolation.as_str();
-    if !["read_committed", "read_uncommitted"].contains(&isolation) {
-        return usage(format!(
-            "Invalid value {isolation} for configuration isolation.level: String must be one of: read_committed, read_uncommitted"
-        ));
-    }
+    let reset = offset_reset(&command, from_beginning)?;
+    let isolation = isolation(m, &command)?;
 
-    let subscription = match (topic, include, partition) {
-        (Some(topic), _, Some(p)) => {
-            if *p < 0 {
-                return usage(format!(
-                    "Invalid partition {p}: partitions are numbered from 0"
-                ));
-            }
-            let start = match m.get_one::<String>("offset") {
-                Some(o) if o.eq_ignore_ascii_case("earliest") => Start::Earliest,
-                Some(o) if o.eq_ignore_ascii_case("latest") => Start::Latest,
-                Some(o) => match o.parse::<i64>() {
-                    Ok(n) if n >= 0 => Start::Offset(n),
-                    _ => {
-                        return usage(format!(
-                            "The provided offset value '{o}' is incorrect. Valid values are 'earliest', 'latest', or a non-negative long."
-                        ));
-                    }
-                },
-                None if from_beginning => Start::Earliest,
-                None => Start::Latest,
-            };
-            Subscription::Partition {
-                topic: topic.clone(),
-                partition: *p as u32,
-                start,
-            }
-        }
-        (Some(topic), _, None) => Subscription::Topic(topic.clone()),
-        (None, Some(pattern), _) => {
-            Subscription::Pattern(Regex::new(&format!("^(?:{pattern})$")).map_err(|e| {
-                CliError::Usage(format!(
-                    "--include '{pattern}' is not a valid regular expression: {e}"
-                ))
-            })?)
-        }
-        (None, None, _) => unreachable!("checked above"),
-    };
+    let subscription = subscription(m, from_beginning)?;
 
-    let mut fprops = Properties::new();
-    if let Some(path) = m.get_one::<String>("formatter-config") {
-        fprops.extend(properties::load_file(path.as_ref())?);
-    }
-    let pairs = m
-        .get_many::<String>("formatter-property")
-        .or(m.get_many::<String>("property"));
-    fprops.extend(properties::parse_pairs(pairs.into_iter().flatten()));
-    if let Some(d) = m.get_one::<String>("key-deserializer") {
-        fprops.insert("key.deserializer".into(), d.clone());
-    }
-    if let Some(d) = m.get_one::<String>("value-deserializer") {
-        fprops.insert("value.deserializer".into(), d.clone());
-    }
-    let kind = match m.get_one::<String>("formatter") {
-        Some(class) => FormatterKind::from_class(class).map_err(CliError::Usage)?,
-        None => FormatterKind::Default,
-    };
-    let formatter = Formatter::new(kind, &fprops).map_err(CliError::Usage)?;
+    let formatter = formatter(m)?;
     let parse = |name: &str| -> Result<Option<i64>, CliError> {
         m.get_one::<String>(name)
             .map(|v| parse_time(v).map_err(|e| CliError::Usage(format!("--{name} '{v}' {e}"))))
@@ -388,11 +290,7 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
             consumer: ConsumerConfig {
                 subscription,
                 reset,
-                isolation: if isolation == "read_committed" {
-                    Isolation::ReadCommitted
-                } else {
-                    Isolation::ReadUncommitted
-                },
+                isolation,
                 from_time,
                 until_end,
                 until_time,
@@ -619,6 +517,139 @@ fn format_record(
         delivered,
         stop: !delivered || opts.max_messages.is_some_and(|max| *count >= max),
     }
+}
+
+/// The consumer properties of `--command-config` (or `--consumer.config`) and of
+/// `--command-property` (or `--consumer-property`), apart.
+fn command_properties(m: &ArgMatches) -> Result<(Properties, Properties), CliError> {
+    let file = match m
+        .get_one::<String>("command-config")
+        .or(m.get_one::<String>("consumer.config"))
+    {
+        Some(path) => properties::load_file(path.as_ref())?,
+        None => Properties::new(),
+    };
+    let pairs = m
+        .get_many::<String>("command-property")
+        .or(m.get_many::<String>("consumer-property"));
+    Ok((file, properties::parse_pairs(pairs.into_iter().flatten())))
+}
+
+/// `auto.offset.reset`, or `--from-beginning`; both only when they agree (Kafka's rule).
+fn offset_reset(command: &Properties, from_beginning: bool) -> Result<OffsetReset, CliError> {
+    match command
+        .get("auto.offset.reset")
+        .map(|v| v.trim().to_string())
+    {
+        None => {
+            if from_beginning {
+                Ok(OffsetReset::Earliest)
+            } else {
+                Ok(OffsetReset::Latest)
+            }
+        }
+        Some(v) if from_beginning && v != "earliest" => {
+            Err(anyhow!(
+                "Can't simultaneously specify --from-beginning and 'auto.offset.reset={v}', please remove one option"
+            )
+            .into())
+        }
+        Some(v) if v == "earliest" => Ok(OffsetReset::Earliest),
+        Some(v) if v == "latest" || v == "none" => Ok(OffsetReset::Latest),
+        Some(v) => {
+            usage(format!(
+                "Invalid value {v} for configuration auto.offset.reset: String must be one of: latest, earliest, none"
+            ))
+        }
+    }
+}
+
+/// `--isolation-level`, else `isolation.level`.
+fn isolation(m: &ArgMatches, command: &Properties) -> Result<Isolation, CliError> {
+    let isolation = m
+        .get_one::<String>("isolation-level")
+        .or(command.get("isolation.level"))
+        .map_or("read_uncommitted", |s| s.as_str())
+        .to_string();
+    let isolation = isolation.as_str();
+    if !["read_committed", "read_uncommitted"].contains(&isolation) {
+        return usage(format!(
+            "Invalid value {isolation} for configuration isolation.level: String must be one of: read_committed, read_uncommitted"
+        ));
+    }
+    Ok(if isolation == "read_committed" {
+        Isolation::ReadCommitted
+    } else {
+        Isolation::ReadUncommitted
+    })
+}
+
+/// What to consume: `--topic` (with `--partition` and `--offset`) or `--include`.
+fn subscription(m: &ArgMatches, from_beginning: bool) -> Result<Subscription, CliError> {
+    let topic = m.get_one::<String>("topic");
+    let include = m.get_one::<String>("include");
+    let partition = m.get_one::<i32>("partition");
+    Ok(match (topic, include, partition) {
+        (Some(topic), _, Some(p)) => {
+            if *p < 0 {
+                return usage(format!(
+                    "Invalid partition {p}: partitions are numbered from 0"
+                ));
+            }
+            let start = match m.get_one::<String>("offset") {
+                Some(o) if o.eq_ignore_ascii_case("earliest") => Start::Earliest,
+                Some(o) if o.eq_ignore_ascii_case("latest") => Start::Latest,
+                Some(o) => match o.parse::<i64>() {
+                    Ok(n) if n >= 0 => Start::Offset(n),
+                    _ => {
+                        return usage(format!(
+                            "The provided offset value '{o}' is incorrect. Valid values are 'earliest', 'latest', or a non-negative long."
+                        ));
+                    }
+                },
+                None if from_beginning => Start::Earliest,
+                None => Start::Latest,
+            };
+            Subscription::Partition {
+                topic: topic.clone(),
+                partition: *p as u32,
+                start,
+            }
+        }
+        (Some(topic), _, None) => Subscription::Topic(topic.clone()),
+        (None, Some(pattern), _) => {
+            Subscription::Pattern(Regex::new(&format!("^(?:{pattern})$")).map_err(|e| {
+                CliError::Usage(format!(
+                    "--include '{pattern}' is not a valid regular expression: {e}"
+                ))
+            })?)
+        }
+        (None, None, _) => unreachable!("checked above"),
+    })
+}
+
+/// The formatter and its properties (`--formatter`, `--formatter-property`,
+/// `--formatter-config`, the deserializer options).
+fn formatter(m: &ArgMatches) -> Result<Formatter, CliError> {
+    let mut fprops = Properties::new();
+    if let Some(path) = m.get_one::<String>("formatter-config") {
+        fprops.extend(properties::load_file(path.as_ref())?);
+    }
+    let pairs = m
+        .get_many::<String>("formatter-property")
+        .or(m.get_many::<String>("property"));
+    fprops.extend(properties::parse_pairs(pairs.into_iter().flatten()));
+    if let Some(d) = m.get_one::<String>("key-deserializer") {
+        fprops.insert("key.deserializer".into(), d.clone());
+    }
+    if let Some(d) = m.get_one::<String>("value-deserializer") {
+        fprops.insert("value.deserializer".into(), d.clone());
+    }
+    let kind = match m.get_one::<String>("formatter") {
+        Some(class) => FormatterKind::from_class(class).map_err(CliError::Usage)?,
+        None => FormatterKind::Default,
+    };
+    Formatter::new(kind, &fprops).map_err(CliError::Usage)
 }
 
 /// Parses `--from-time`/`--until-time`: RFC 3339, a relative time (`-1h`), or epoch ms.

@@ -171,12 +171,130 @@ fn settings(m: &ArgMatches) -> Result<(Settings, Properties, Properties), CliErr
         .get_many::<String>("command-property")
         .or(m.get_many::<String>("producer-property"));
     command.extend(properties::parse_pairs(pairs.into_iter().flatten()));
+    let reader = reader_properties(m, &topic)?;
+    let (linger, batching) = batching(m, &command)?;
+    let delivery = delivery(m, &command)?;
+    console_defaults(m, &mut command);
+    let settings = Settings {
+        topic,
+        sync: m.get_flag("sync"),
+        linger,
+        batching,
+        delivery,
+    };
+    Ok((settings, command, reader))
+}
 
+/// A numeric producer property; explicit flags win over it, and it over the console
+/// producer's defaults.
+fn prop_num(command: &Properties, key: &str) -> Result<Option<i64>, CliError> {
+    command
+        .get(key)
+        .map(|v| {
+            v.trim().parse::<i64>().map_err(|_| {
+                CliError::Usage(format!(
+                    "Invalid value {v} for configuration {key}: Not a number of type LONG"
+                ))
+            })
+        })
+        .transpose()
+}
+
+/// How records become batches: the linger (`--timeout`, `linger.ms`), `batch.size`,
+/// `max.request.size` and the codec.
+fn batching(m: &ArgMatches, command: &Properties) -> Result<(Duration, BatchSettings), CliError> {
+    let linger = match m.get_one::<i64>("timeout") {
+        Some(v) => *v,
+        None => prop_num(command, "linger.ms")?.unwrap_or(1000),
+    };
+    if linger < 0 {
+        return usage(format!(
+            "Invalid value {linger} for configuration linger.ms: Value must be at least 0"
+        ));
+    }
+    let batch_size_flag = m
+        .get_one::<i32>("max-partition-memory-bytes")
+        .or(m.get_one::<i32>("batch-size"));
+    let batch_size_prop = prop_num(command, "batch.size")?;
+    let batch_size_given = batch_size_flag.is_some() || batch_size_prop.is_some();
+    let batch_size = match batch_size_flag {
+        Some(v) => *v as i64,
+        None => batch_size_prop.unwrap_or(16384),
+    };
+    if batch_size < 0 {
+        return usage(format!(
+            "Invalid value {batch_size} for configuration batch.size: Value must be at least 0"
+        ));
+    }
+    let max_request_size = prop_num(command, "max.request.size")?
+        .unwrap_or(1048576)
+        .max(1);
+    let batching = BatchSettings {
+        compression: compression(m)?,
+        batch_size: batch_size.max(1) as usize,
+        batch_size_given,
+        max_request_size: max_request_size as usize,
+    };
+    Ok((Duration::from_millis(linger as u64), batching))
+}
+
+/// How a cluster is written to: acks, retries and their backoff, `max.block.ms`, requests in
+/// flight, `delivery.timeout.ms` and idempotence.
+fn delivery(m: &ArgMatches, command: &Properties) -> Result<ProducerSettings, CliError> {
+    let acks = acks(m, command)?;
+    let retries = match m.get_one::<i32>("message-send-max-retries") {
+        Some(v) => *v as i64,
+        None => prop_num(command, "retries")?.unwrap_or(3),
+    };
+    let retry_backoff = match m.get_one::<i64>("retry-backoff-ms") {
+        Some(v) => *v,
+        None => prop_num(command, "retry.backoff.ms")?.unwrap_or(100),
+    };
+    let max_block = match m.get_one::<i64>("max-block-ms") {
+        Some(v) => *v,
+        None => prop_num(command, "max.block.ms")?.unwrap_or(60000),
+    };
+    for (key, v) in [
+        ("retries", retries),
+        ("retry.backoff.ms", retry_backoff),
+        ("max.block.ms", max_block),
+    ] {
+        if v < 0 {
+            return usage(format!(
+                "Invalid value {v} for configuration {key}: Value must be at least 0"
+            ));
+        }
+    }
+    let max_in_flight = prop_num(command, "max.in.flight.requests.per.connection")?.unwrap_or(5);
+    if max_in_flight < 1 {
+        return usage(format!(
+            "Invalid value {max_in_flight} for configuration max.in.flight.requests.per.connection: Value must be at least 1"
+        ));
+    }
+    let delivery_timeout = prop_num(command, "delivery.timeout.ms")?.unwrap_or(120000);
+    if delivery_timeout < 0 {
+        return usage(format!(
+            "Invalid value {delivery_timeout} for configuration delivery.timeout.ms: Value must be at least 0"
+        ));
+    }
+    Ok(ProducerSettings {
+        acks,
+        retries: retries.min(u32::MAX as i64) as u32,
+        retry_backoff: Duration::from_millis(retry_backoff as u64),
+        max_block: Duration::from_millis(max_block as u64),
+        idempotence: idempotence(command, acks, max_in_flight)?,
+        max_in_flight: max_in_flight.min(i32::MAX as i64) as usize,
+        delivery_timeout: Duration::from_millis(delivery_timeout as u64),
+    })
+}
+
+/// The LineMessageReader's properties (`--reader-config`, `--reader-property`), with the topic.
+fn reader_properties(m: &ArgMatches, topic: &str) -> Result<Properties, CliError> {
     let mut reader = Properties::new();
     if let Some(path) = m.get_one::<String>("reader-config") {
         reader.extend(properties::load_file(path.as_ref())?);
     }
-    reader.insert("topic".into(), topic.clone());
+    reader.insert("topic".into(), topic.to_string());
     let pairs = m
         .get_many::<String>("reader-property")
         .or(m.get_many::<String>("property"));
@@ -190,42 +308,11 @@ fn settings(m: &ArgMatches) -> Result<(Settings, Properties, Properties), CliErr
             "--line-reader {class} is not supported; kafkit reads lines with {LINE_READER} only"
         ));
     }
-    // Explicit flags win; then the producer properties; then the console producer's defaults.
-    let prop_num = |key: &str| -> Result<Option<i64>, CliError> {
-        command
-            .get(key)
-            .map(|v| {
-                v.trim().parse::<i64>().map_err(|_| {
-                    CliError::Usage(format!(
-                        "Invalid value {v} for configuration {key}: Not a number of type LONG"
-                    ))
-                })
-            })
-            .transpose()
-    };
-    let linger = match m.get_one::<i64>("timeout") {
-        Some(v) => *v,
-        None => prop_num("linger.ms")?.unwrap_or(1000),
-    };
-    if linger < 0 {
-        return usage(format!(
-            "Invalid value {linger} for configuration linger.ms: Value must be at least 0"
-        ));
-    }
-    let batch_size_flag = m
-        .get_one::<i32>("max-partition-memory-bytes")
-        .or(m.get_one::<i32>("batch-size"));
-    let batch_size_prop = prop_num("batch.size")?;
-    let batch_size_given = batch_size_flag.is_some() || batch_size_prop.is_some();
-    let batch_size = match batch_size_flag {
-        Some(v) => *v as i64,
-        None => batch_size_prop.unwrap_or(16384),
-    };
-    if batch_size < 0 {
-        return usage(format!(
-            "Invalid value {batch_size} for configuration batch.size: Value must be at least 0"
-        ));
-    }
+    Ok(reader)
+}
+
+/// `--request-required-acks`, else `acks`: -1 (all), 0 or 1.
+fn acks(m: &ArgMatches, command: &Properties) -> Result<i16, CliError> {
     let acks = m
         .get_one::<String>("request-required-acks")
         .or(command.get("acks"))
@@ -235,76 +322,46 @@ fn settings(m: &ArgMatches) -> Result<(Settings, Properties, Properties), CliErr
             "Invalid value {acks} for configuration acks: String must be one of: all, -1, 0, 1"
         ));
     }
-    let acks: i16 = match acks.trim() {
+    Ok(match acks.trim() {
         "all" | "-1" => -1,
         "0" => 0,
         _ => 1,
-    };
-    let retries = match m.get_one::<i32>("message-send-max-retries") {
-        Some(v) => *v as i64,
-        None => prop_num("retries")?.unwrap_or(3),
-    };
-    let retry_backoff = match m.get_one::<i64>("retry-backoff-ms") {
-        Some(v) => *v,
-        None => prop_num("retry.backoff.ms")?.unwrap_or(100),
-    };
-    let max_block = match m.get_one::<i64>("max-block-ms") {
-        Some(v) => *v,
-        None => prop_num("max.block.ms")?.unwrap_or(60000),
-    };
-    for (key, v) in [
-        ("retries", retries),
-        ("retry.backoff.ms", retry_backoff),
-        ("max.block.ms", max_block),
-    ] {
-        if v < 0 {
-            return usage(format!(
-                "Invalid value {v} for configuration {key}: Value must be at least 0"
-            ));
-        }
-    }
-    let max_request_size = prop_num("max.request.size")?.unwrap_or(1048576).max(1);
-    let max_in_flight = prop_num("max.in.flight.requests.per.connection")?.unwrap_or(5);
-    if max_in_flight < 1 {
-        return usage(format!(
-            "Invalid value {max_in_flight} for configuration max.in.flight.requests.per.connection: Value must be at least 1"
-        ));
-    }
-    let delivery_timeout = prop_num("delivery.timeout.ms")?.unwrap_or(120000);
-    if delivery_timeout < 0 {
-        return usage(format!(
-            "Invalid value {delivery_timeout} for configuration delivery.timeout.ms: Value must be at least 0"
-        ));
-    }
-    // Idempotent by default when acks=all and at most 5 requests in flight, as Kafka; asked for
-    // explicitly, it needs both.
-    let idempotence = match command
+    })
+}
+
+/// `enable.idempotence`: on by default with acks=all and at most 5 requests in flight, as
+/// Kafka; asked for explicitly, it needs both.
+fn idempotence(command: &Properties, acks: i16, max_in_flight: i64) -> Result<bool, CliError> {
+    match command
         .get("enable.idempotence")
         .map(|v| v.trim().to_ascii_lowercase())
     {
-        None => acks == -1 && max_in_flight <= 5,
-        Some(v) if v == "false" => false,
+        None => Ok(acks == -1 && max_in_flight <= 5),
+        Some(v) if v == "false" => Ok(false),
         Some(v) if v == "true" && acks == -1 && max_in_flight > 5 => {
-            return Err(anyhow!(
+            Err(anyhow!(
                 "Must set max.in.flight.requests.per.connection to at most 5 to use the idempotent producer."
             )
-            .into());
+            .into())
         }
-        Some(v) if v == "true" && acks == -1 => true,
+        Some(v) if v == "true" && acks == -1 => Ok(true),
         Some(v) if v == "true" => {
-            return Err(anyhow!(
+            Err(anyhow!(
                 "Must set acks to all in order to use the idempotent producer. Otherwise we cannot guarantee idempotence."
             )
-            .into());
+            .into())
         }
         Some(v) => {
-            return usage(format!(
+            usage(format!(
                 "Invalid value {v} for configuration enable.idempotence: Expected value to be either true or false"
-            ));
+            ))
         }
-    };
-    // The console producer's request timeout (and client id) replace the client library's,
-    // unless the properties set them; the flag always wins.
+    }
+}
+
+/// The console producer's request timeout (and client id) replace the client library's,
+/// unless the properties set them; the flag always wins.
+fn console_defaults(m: &ArgMatches, command: &mut Properties) {
     match m.get_one::<i32>("request-timeout-ms") {
         Some(v) => {
             command.insert("request.timeout.ms".into(), v.to_string());
@@ -318,36 +375,18 @@ fn settings(m: &ArgMatches) -> Result<(Settings, Properties, Properties), CliErr
     command
         .entry("client.id".into())
         .or_insert_with(|| "console-producer".into());
-    // Kafka always sets compression.type from --compression-codec (none when absent).
+}
+
+/// Kafka always sets compression.type from --compression-codec (none when absent).
+fn compression(m: &ArgMatches) -> Result<Compression, CliError> {
     let codec = m
         .get_one::<String>("compression-codec")
         .map_or("none", |s| s.as_str());
-    let compression = Compression::from_name(codec).ok_or_else(|| {
+    Compression::from_name(codec).ok_or_else(|| {
         CliError::Usage(format!(
             "Invalid value {codec} for configuration compression.type: String must be one of: none, gzip, snappy, lz4, zstd"
         ))
-    })?;
-    let settings = Settings {
-        topic,
-        sync: m.get_flag("sync"),
-        linger: Duration::from_millis(linger as u64),
-        batching: BatchSettings {
-            compression,
-            batch_size: batch_size.max(1) as usize,
-            batch_size_given,
-            max_request_size: max_request_size as usize,
-        },
-        delivery: ProducerSettings {
-            acks,
-            retries: retries.min(u32::MAX as i64) as u32,
-            retry_backoff: Duration::from_millis(retry_backoff as u64),
-            max_block: Duration::from_millis(max_block as u64),
-            idempotence,
-            max_in_flight: max_in_flight.min(i32::MAX as i64) as usize,
-            delivery_timeout: Duration::from_millis(delivery_timeout as u64),
-        },
-    };
-    Ok((settings, command, reader))
+    })
 }
 
 /// Kafka's bootstrap check: every entry is `[scheme://]host:port`.
@@ -368,17 +407,20 @@ pub(crate) fn validate_bootstrap(servers: &str) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `--input`: text (Kafka's line reader) or json.
+fn input_format(m: &ArgMatches) -> Result<Input, CliError> {
+    match m.get_one::<String>("input").map(String::as_str) {
+        None | Some("text") => Ok(Input::Text),
+        Some("json") => Ok(Input::Json),
+        Some(other) => usage(format!(
+            "--input {other} is not supported; use text (Kafka's line reader) or json"
+        )),
+    }
+}
+
 fn run(m: &ArgMatches) -> Result<(), CliError> {
     let (settings, command, reader_props) = settings(m)?;
-    let input = match m.get_one::<String>("input").map(String::as_str) {
-        None | Some("text") => Input::Text,
-        Some("json") => Input::Json,
-        Some(other) => {
-            return usage(format!(
-                "--input {other} is not supported; use text (Kafka's line reader) or json"
-            ));
-        }
-    };
+    let input = input_format(m)?;
     let reader = LineReader::from_properties(&reader_props).map_err(|e| anyhow!(e))?;
     topic_name::validate(&settings.topic)
         .map_err(|e| anyhow!("Invalid topic '{}': {e}", settings.topic))?;
@@ -418,41 +460,7 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
                 let now = now_ms();
                 let lines_before = lines.number;
                 let result = lines.feed(&chunk, eof, |number, line| {
-                    match input {
-                        Input::Text => {
-                            let parsed = reader.parse(line, number).map_err(|e| anyhow!(e))?;
-                            let headers: Vec<(&str, Option<&[u8]>)> = parsed
-                                .headers
-                                .iter()
-                                .map(|(k, v)| (k.as_ref(), *v))
-                                .collect();
-                            let record = ProducerRecord {
-                                key: parsed.key,
-                                value: parsed.value,
-                                headers: &headers,
-                                timestamp: now,
-                                partition: None,
-                            };
-                            send(&mut sink, record, number)?;
-                        }
-                        Input::Json => {
-                            let r = json::parse_record(line)
-                                .map_err(|e| anyhow!("line {number}: {e}"))?;
-                            let headers: Vec<(&str, Option<&[u8]>)> = r
-                                .headers
-                                .iter()
-                                .map(|(k, v)| (k.as_str(), v.as_deref()))
-                                .collect();
-                            let record = ProducerRecord {
-                                key: r.key.as_deref(),
-                                value: r.value.as_deref(),
-                                headers: &headers,
-                                timestamp: r.timestamp.unwrap_or(now),
-                                partition: r.partition,
-                            };
-                            send(&mut sink, record, number)?;
-                        }
-                    }
+                    send_line(&mut sink, input, &reader, line, number, now)?;
                     if settings.sync {
                         sink.flush()?;
                     }
@@ -513,6 +521,53 @@ fn send(producer: &mut Producer, record: ProducerRecord<'_>, number: u64) -> any
         Err(e @ ClientError::InvalidRecord { .. }) => Err(anyhow!("line {number}: {e}")),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Turns input line `number` into a record (Kafka's line reader or a JSON record) and sends
+/// it; records of one chunk share its timestamp `now` unless their JSON names one.
+fn send_line(
+    sink: &mut Producer,
+    input: Input,
+    reader: &LineReader,
+    line: &[u8],
+    number: u64,
+    now: i64,
+) -> anyhow::Result<()> {
+    match input {
+        Input::Text => {
+            let parsed = reader.parse(line, number).map_err(|e| anyhow!(e))?;
+            let headers: Vec<(&str, Option<&[u8]>)> = parsed
+                .headers
+                .iter()
+                .map(|(k, v)| (k.as_ref(), *v))
+                .collect();
+            let record = ProducerRecord {
+                key: parsed.key,
+                value: parsed.value,
+                headers: &headers,
+                timestamp: now,
+                partition: None,
+            };
+            send(sink, record, number)?;
+        }
+        Input::Json => {
+            let r = json::parse_record(line).map_err(|e| anyhow!("line {number}: {e}"))?;
+            let headers: Vec<(&str, Option<&[u8]>)> = r
+                .headers
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_deref()))
+                .collect();
+            let record = ProducerRecord {
+                key: r.key.as_deref(),
+                value: r.value.as_deref(),
+                headers: &headers,
+                timestamp: r.timestamp.unwrap_or(now),
+                partition: r.partition,
+            };
+            send(sink, record, number)?;
+        }
+    }
+    Ok(())
 }
 
 /// Delivers what was read before `error` stopped the producer, then returns `error`, naming a
