@@ -144,16 +144,7 @@ impl ConsumerMember {
             s.beat_now = true;
         }
         if rediscover {
-            self.link.forget();
-            let coordinator = self.coordinator(fetcher).await?;
-            let target = Target {
-                node_id: coordinator.node_id,
-                host: coordinator.host.clone(),
-                port: coordinator.port,
-            };
-            let mut s = self.heartbeat.state();
-            s.target = Some(target);
-            s.beat_now = true;
+            self.rediscover(fetcher).await?;
         }
         self.heartbeat.wake();
         if !self.joined {
@@ -212,6 +203,21 @@ impl ConsumerMember {
         }
         self.heartbeat.wake();
         Ok(change)
+    }
+
+    /// Finds the coordinator again and aims the heartbeat thread at it.
+    async fn rediscover(&mut self, fetcher: &mut Fetcher) -> Result<()> {
+        self.link.forget();
+        let coordinator = self.coordinator(fetcher).await?;
+        let target = Target {
+            node_id: coordinator.node_id,
+            host: coordinator.host.clone(),
+            port: coordinator.port,
+        };
+        let mut s = self.heartbeat.state();
+        s.target = Some(target);
+        s.beat_now = true;
+        Ok(())
     }
 
     /// Commits `positions` (next offsets to read) at our member epoch. A commit refused

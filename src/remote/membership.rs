@@ -53,6 +53,24 @@ pub use crate::assignor::TopicPartition;
 /// Partitions by topic, sorted.
 pub(crate) type Partitions = BTreeMap<String, BTreeSet<i32>>;
 
+/// The ConsumerProtocol subscription bytes JoinGroup carries: the subscribed topics.
+fn subscription_metadata(subscription: &BTreeMap<String, u32>) -> Result<bytes::Bytes> {
+    let topics: BTreeSet<String> = subscription.keys().cloned().collect();
+    let ours = ConsumerProtocolSubscription::default().with_topics(
+        topics
+            .iter()
+            .map(|t| StrBytes::from_string(t.clone()))
+            .collect(),
+    );
+    consumer_protocol::encode_subscription(&ours, PROTOCOL_VERSION).map_err(|e| {
+        RemoteError::Encode {
+            api: "JoinGroup",
+            version: PROTOCOL_VERSION,
+            reason: e.to_string(),
+        }
+    })
+}
+
 /// The consumer-protocol version we write: v1 is understood by every 2.x+ client.
 const PROTOCOL_VERSION: i16 = 1;
 
@@ -235,21 +253,7 @@ impl GroupMember {
         fetcher: &mut Fetcher,
         subscription: &BTreeMap<String, u32>,
     ) -> Result<Partitions> {
-        let topics: BTreeSet<String> = subscription.keys().cloned().collect();
-        let ours = ConsumerProtocolSubscription::default().with_topics(
-            topics
-                .iter()
-                .map(|t| StrBytes::from_string(t.clone()))
-                .collect(),
-        );
-        let metadata =
-            consumer_protocol::encode_subscription(&ours, PROTOCOL_VERSION).map_err(|e| {
-                RemoteError::Encode {
-                    api: "JoinGroup",
-                    version: PROTOCOL_VERSION,
-                    reason: e.to_string(),
-                }
-            })?;
+        let metadata = subscription_metadata(subscription)?;
         loop {
             let request = JoinGroupRequest::default()
                 .with_group_id(group_id(&self.settings.group_id))
@@ -318,21 +322,7 @@ impl GroupMember {
                 }
                 c => return Err(self.group_error(c, "joining the group")),
             }
-            let assignment =
-                consumer_protocol::decode_assignment(&synced.assignment).map_err(|e| {
-                    RemoteError::Protocol {
-                        addr: self.link.addr(),
-                        api: "SyncGroup",
-                        reason: e.to_string(),
-                    }
-                })?;
-            let mut assigned = Partitions::new();
-            for t in assignment.assigned_partitions {
-                assigned
-                    .entry(t.topic.0.to_string())
-                    .or_default()
-                    .extend(t.partitions);
-            }
+            let assigned = self.decode_assignment(&synced.assignment)?;
             self.generation = generation;
             let coordinator = self.link.current().expect("answered above");
             self.heartbeat.aim(Some(Target {
@@ -345,6 +335,24 @@ impl GroupMember {
             }));
             return Ok(assigned);
         }
+    }
+
+    /// Our partitions, from the ConsumerProtocol assignment bytes SyncGroup returned.
+    fn decode_assignment(&self, bytes: &[u8]) -> Result<Partitions> {
+        let assignment =
+            consumer_protocol::decode_assignment(bytes).map_err(|e| RemoteError::Protocol {
+                addr: self.link.addr(),
+                api: "SyncGroup",
+                reason: e.to_string(),
+            })?;
+        let mut assigned = Partitions::new();
+        for t in assignment.assigned_partitions {
+            assigned
+                .entry(t.topic.0.to_string())
+                .or_default()
+                .extend(t.partitions);
+        }
+        Ok(assigned)
     }
 
     /// The leader's job: a range assignment over every member's subscription.
