@@ -1,0 +1,176 @@
+//! Appends: the input is split into whole, CRC-valid batches before anything is written, base
+//! offsets are assigned, and the batches are written with one pwrite and one fdatasync per
+//! segment touched, rolling segments as needed; a failed append is undone.
+
+use super::active::Active;
+use super::{AppendResult, PartitionConfig, PartitionLog, now_ms, open_rw};
+use crate::local::error::{IoContext, LocalError, Result};
+use crate::local::lock::LockMode;
+use crate::local::segment::{
+    INDEX_SUFFIX, LOG_SUFFIX, TIMEINDEX_SUFFIX, remove_segment_files, segment_path, sync_dir,
+};
+use crate::record::{BatchHeader, set_base_offset, set_partition_leader_epoch, verify_crc};
+
+/// The state to restore if an append fails part way.
+struct Undo {
+    base: i64,
+    size: u64,
+    index_len: u64,
+    timeindex_len: u64,
+}
+
+impl PartitionLog {
+    /// Appends whole RecordBatch v2 batches (concatenated, any base offsets, as built by
+    /// `BatchBuilder`). Base offsets are rewritten to the next offsets and the partition leader
+    /// epoch to 0 (the CRC covers neither), so `batches` is modified in place. Each input batch
+    /// must be whole, CRC-valid and hold at least one record, or nothing is written
+    /// ([`LocalError::Invalid`]). An empty input only recovers the tail and returns the log end.
+    ///
+    /// Returns once all of it is fdatasync'ed. Retention is applied afterwards; its failure is
+    /// reported in [`AppendResult::retention_error`], not as an append failure.
+    pub fn append(&self, batches: &mut [u8], config: &PartitionConfig) -> Result<AppendResult> {
+        config.validate()?;
+        let spans = split_input(batches)?;
+        let _lock = self.lock(LockMode::Exclusive)?;
+        let bases = self.segment_bases()?;
+        let mut active = Active::recover(&self.dir, bases[bases.len() - 1], config)?;
+        let first = active.next_offset;
+
+        let mut next = first;
+        for &(start, len) in &spans {
+            let batch = &mut batches[start..start + len];
+            set_base_offset(batch, next);
+            set_partition_leader_epoch(batch, 0);
+            let count = BatchHeader::parse(batch)
+                .map(|h| h.records_count as i64)
+                .unwrap_or(1);
+            next = next.checked_add(count).ok_or_else(|| {
+                LocalError::Invalid("offsets would overflow a 64-bit integer".into())
+            })?;
+        }
+
+        let undo = Undo {
+            base: active.base,
+            size: active.size,
+            index_len: active.index_len,
+            timeindex_len: active.timeindex_len,
+        };
+        let mut created = Vec::new();
+        if let Err(e) = self.write_batches(&mut active, batches, &spans, config, &mut created) {
+            drop(active);
+            return Err(match self.undo(&undo, &created) {
+                Ok(()) => e,
+                Err(undo_err) => LocalError::Invalid(format!(
+                    "{e}; undoing the partial append also failed ({undo_err}); the next append \
+                     will verify the tail again"
+                )),
+            });
+        }
+        let retention_error = self.retention_locked(config, &mut active).err();
+        Ok(AppendResult {
+            base_offset: first,
+            next_offset: active.next_offset,
+            retention_error,
+        })
+    }
+
+    /// Writes the (already patched) batches, rolling segments as needed: one pwrite per segment
+    /// touched, one fdatasync per segment, one directory fsync if segments were created.
+    fn write_batches(
+        &self,
+        active: &mut Active,
+        batches: &[u8],
+        spans: &[(usize, usize)],
+        config: &PartitionConfig,
+        created: &mut Vec<i64>,
+    ) -> Result<()> {
+        let Some(&(first_start, _)) = spans.first() else {
+            return Ok(());
+        };
+        let now = now_ms();
+        let mut chunk_start = first_start;
+        let mut chunk_pos = active.size;
+        for &(start, len) in spans {
+            let header = BatchHeader::parse(&batches[start..start + len])
+                .map_err(|e| LocalError::Invalid(e.to_string()))?;
+            if active.should_roll(&header, config, now) {
+                active.write(&batches[chunk_start..start], chunk_pos)?;
+                active.sync_log()?;
+                active.close()?;
+                *active = Active::create(&self.dir, header.base_offset, config)?;
+                created.push(header.base_offset);
+                chunk_start = start;
+                chunk_pos = 0;
+            }
+            if active.size == 0 {
+                active.rolling_ts = Some(header.max_timestamp);
+            }
+            active.tracker.on_batch(active.size, &header);
+            active.size += len as u64;
+            active.next_offset = header.next_offset();
+        }
+        active.write(&batches[chunk_start..], chunk_pos)?;
+        active.sync_log()?;
+        if !created.is_empty() {
+            sync_dir(&self.dir)?;
+        }
+        Ok(())
+    }
+
+    /// Puts the partition back as it was before a failed append: segments created by it are
+    /// removed and the old active segment and its indexes are cut back to their old lengths.
+    fn undo(&self, undo: &Undo, created: &[i64]) -> Result<()> {
+        for &base in created.iter().rev() {
+            remove_segment_files(&self.dir, base)?;
+        }
+        let cut = |suffix: &str, len: u64, sync: bool| -> Result<()> {
+            let path = segment_path(&self.dir, undo.base, suffix);
+            let f = open_rw(&path)?;
+            f.set_len(len)
+                .and_then(|()| if sync { f.sync_data() } else { Ok(()) })
+                .context(|| format!("cannot truncate {}", path.display()))
+        };
+        cut(LOG_SUFFIX, undo.size, true)?;
+        cut(INDEX_SUFFIX, undo.index_len, false)?;
+        cut(TIMEINDEX_SUFFIX, undo.timeindex_len, false)?;
+        if !created.is_empty() {
+            sync_dir(&self.dir)?;
+        }
+        Ok(())
+    }
+}
+
+/// Splits the input into whole batches and checks each before anything is written: a batch
+/// stored with a bad CRC would later look like damage in the middle of the log.
+fn split_input(buf: &[u8]) -> Result<Vec<(usize, usize)>> {
+    let mut spans = Vec::new();
+    let mut pos = 0;
+    while pos < buf.len() {
+        let rest = &buf[pos..];
+        let bad = |why: String| {
+            LocalError::Invalid(format!(
+                "cannot append: batch {} at byte {pos} of the input: {why}",
+                spans.len()
+            ))
+        };
+        let h = BatchHeader::parse(rest).map_err(|e| bad(e.to_string()))?;
+        let total = h.total_size();
+        if total > rest.len() {
+            return Err(bad(format!(
+                "it is {total} bytes but only {} remain",
+                rest.len()
+            )));
+        }
+        if h.records_count < 1 || h.records_count as i64 != h.last_offset_delta as i64 + 1 {
+            return Err(bad(format!(
+                "{} records with last offset delta {} (batches must hold at least one record, \
+                 with dense offsets)",
+                h.records_count, h.last_offset_delta
+            )));
+        }
+        verify_crc(&rest[..total]).map_err(|e| bad(e.to_string()))?;
+        spans.push((pos, total));
+        pos += total;
+    }
+    Ok(spans)
+}

@@ -1,0 +1,43 @@
+//! The `log-start-offset` checkpoint: the first offset still held after retention, written
+//! atomically and durably, read by snapshots and by retention.
+
+use std::fs::File;
+use std::io::{self, ErrorKind};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use super::LOG_START_FILE;
+use crate::local::error::{IoContext, LocalError, Result};
+use crate::local::segment::sync_dir;
+
+/// Reads the `log-start-offset` checkpoint.
+pub(super) fn read_log_start(dir: &Path) -> Result<Option<i64>> {
+    let path = dir.join(LOG_START_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(LocalError::io(format!("cannot read {}", path.display()), e)),
+    };
+    let mut lines = text.lines();
+    match (lines.next(), lines.next().map(str::parse::<i64>)) {
+        (Some("0"), Some(Ok(offset))) if offset >= 0 => Ok(Some(offset)),
+        _ => Err(LocalError::Invalid(format!(
+            "{} is malformed (expected \"0\\n<offset>\\n\")",
+            path.display()
+        ))),
+    }
+}
+
+/// Writes the checkpoint atomically and durably: a crash leaves the old or the new value.
+pub(super) fn write_log_start(dir: &Path, offset: i64) -> Result<()> {
+    let path = dir.join(LOG_START_FILE);
+    let tmp = dir.join(format!("{LOG_START_FILE}.tmp"));
+    let write = || -> io::Result<()> {
+        let f = File::create(&tmp)?;
+        f.write_all_at(format!("0\n{offset}\n").as_bytes(), 0)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &path)
+    };
+    write().context(|| format!("cannot write {}", path.display()))?;
+    sync_dir(dir)
+}

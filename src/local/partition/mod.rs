@@ -1,0 +1,294 @@
+//! One partition's log: a directory of Kafka-format segments shared by many processes.
+//!
+//! # Files in a partition directory
+//!
+//! - `<20-digit base>.log` / `.index` / `.timeindex`: segments (see [`super::segment`] and
+//!   [`super::index`]). The last segment is the *active* one; only it is appended to.
+//! - `.lock`: permanent `flock` file. Writers (append, retention) hold it exclusively for the
+//!   whole check-tail, write, fdatasync sequence; readers hold it shared only while taking a
+//!   [`Snapshot`], then read without it.
+//! - `log-start-offset`: `0\n<offset>\n`, the first offset still held after retention, written
+//!   as tmp, fsync, rename, directory fsync. Missing means "the first segment's base offset".
+//! - `partition.metadata` (the topic code's), `*.tmp` and anything else: ignored. A `.log` file
+//!   with a malformed name is an error (see [`super::segment::list_segments`]).
+//!
+//! # Guarantees
+//!
+//! - `append` returns `Ok` only after every byte it wrote is fdatasync'ed; on any error the
+//!   segment is cut back to its old end, so no partial batch is ever left behind by a live
+//!   process. A process killed mid-append leaves a torn tail, which the next writer cuts off.
+//! - Bad bytes followed by a good batch are damage in the middle of the log: every operation that
+//!   meets them fails with [`LocalError::Corrupt`] naming file and byte position, and nothing is
+//!   written or truncated.
+//! - Readers never write or delete (apart from an fdatasync of the active segment, which makes
+//!   bytes left by a writer killed between write and fdatasync durable before they are served).
+//!
+//! # Cost of an append
+//!
+//! The writer verifies the tail from the last offset-index entry onward (about
+//! `index.interval.bytes` plus one batch), so damage further back is found by readers (which
+//! verify every CRC they return) rather than by every append.
+//!
+//! # Modules
+//!
+//! This file holds the types and the opening of a partition; each job has its own submodule:
+//!
+//! - `append`: input checks, offset assignment, one write and fdatasync per segment touched,
+//!   segment rolling, undo of a failed append.
+//! - `active`: the writer's open active segment: creation, the roll rule, writes, closing.
+//! - `recovery`: opening a segment for writing: tail check, torn-tail cut, index rebuild.
+//! - `read`: snapshots, reads of whole batches, the offset for a timestamp.
+//! - `retention`: `retention.ms` and `retention.bytes`.
+//! - `checkpoint`: the `log-start-offset` file.
+//! - `hints`: index entries as scan starts, checked against the log before they are trusted.
+
+mod active;
+mod append;
+mod checkpoint;
+mod hints;
+mod read;
+mod recovery;
+mod retention;
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, ErrorKind};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::error::{IoContext, LocalError, Result};
+use super::lock::{FileLock, LockMode};
+use super::segment::{LOG_SUFFIX, create_segment_files, list_segments, segment_path, sync_dir};
+
+/// The partition's permanent lock file.
+pub const LOCK_FILE: &str = ".lock";
+/// The log start offset checkpoint.
+pub const LOG_START_FILE: &str = "log-start-offset";
+
+/// Settings that come from the topic's configs (Kafka's names, Kafka's defaults).
+#[derive(Clone, Debug)]
+pub struct PartitionConfig {
+    /// `segment.bytes`: roll when the active segment would grow past this.
+    pub segment_bytes: u64,
+    /// `segment.ms`: roll when the incoming batch's max timestamp is this much past the segment's
+    /// first batch timestamp (wall clock since creation when batches carry no timestamp).
+    pub segment_ms: i64,
+    /// `retention.ms`: delete a segment whose max timestamp is older than this; -1 = never.
+    pub retention_ms: i64,
+    /// `retention.bytes`: delete old segments while the log is larger than this; -1 = never.
+    pub retention_bytes: i64,
+    /// `index.interval.bytes`: bytes between offset-index entries.
+    pub index_interval_bytes: u64,
+    /// `segment.index.bytes`: bounds the entries per index; roll when an index is full.
+    pub segment_index_bytes: u64,
+}
+
+impl Default for PartitionConfig {
+    fn default() -> Self {
+        PartitionConfig {
+            segment_bytes: 1_073_741_824,
+            segment_ms: 604_800_000,
+            retention_ms: 604_800_000,
+            retention_bytes: -1,
+            index_interval_bytes: 4096,
+            segment_index_bytes: 10_485_760,
+        }
+    }
+}
+
+impl PartitionConfig {
+    fn validate(&self) -> Result<()> {
+        // Index positions are int32 in Kafka's format, so a segment may not outgrow that.
+        if self.segment_bytes > i32::MAX as u64 {
+            return Err(LocalError::Invalid(format!(
+                "segment.bytes {} is larger than the maximum {}",
+                self.segment_bytes,
+                i32::MAX
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// What an append did.
+#[derive(Debug)]
+pub struct AppendResult {
+    /// Offset given to the first record appended.
+    pub base_offset: i64,
+    /// Log end offset after the append (the offset the next record will get).
+    pub next_offset: i64,
+    /// The append succeeded and is durable, but retention could not be applied afterwards
+    /// (callers should warn, not fail, since the records were stored).
+    pub retention_error: Option<LocalError>,
+}
+
+/// One segment as seen by a [`Snapshot`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentInfo {
+    pub base_offset: i64,
+    /// Bytes of complete, CRC-valid batches readers may read (a torn tail is excluded).
+    pub size: u64,
+}
+
+/// The readable extent of a partition at one moment. Everything below `log_end_offset` was
+/// written and fdatasync'ed by a writer that has released the lock, so it never changes; only
+/// retention may later remove whole segments.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub log_start_offset: i64,
+    pub log_end_offset: i64,
+    segments: Vec<SegmentInfo>,
+}
+
+impl Snapshot {
+    /// Segments holding offsets `log_start_offset..log_end_offset`, oldest first.
+    pub fn segments(&self) -> &[SegmentInfo] {
+        &self.segments
+    }
+
+    /// Sum of the segments' readable sizes.
+    pub fn size_bytes(&self) -> u64 {
+        self.segments.iter().map(|s| s.size).sum()
+    }
+}
+
+/// A partition directory. Holds no file or lock between calls, so it is cheap and may be opened
+/// by many threads and processes at once (each call takes the `.lock` itself).
+#[derive(Debug)]
+pub struct PartitionLog {
+    dir: PathBuf,
+    /// The reader's scan buffer, kept between reads so tailing does not allocate per fetch.
+    scratch: std::sync::Mutex<Vec<u8>>,
+}
+
+impl Clone for PartitionLog {
+    fn clone(&self) -> Self {
+        PartitionLog {
+            dir: self.dir.clone(),
+            scratch: Default::default(),
+        }
+    }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+fn system_time_ms(t: io::Result<SystemTime>) -> Option<i64> {
+    let d = t.ok()?.duration_since(UNIX_EPOCH).ok()?;
+    Some(d.as_millis() as i64)
+}
+
+fn open_rw(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .context(|| format!("cannot open {}", path.display()))
+}
+
+/// Opens a file that may legitimately be missing (an index).
+fn open_optional(path: &Path, write: bool) -> Result<Option<File>> {
+    match OpenOptions::new().read(true).write(write).open(path) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(LocalError::io(format!("cannot open {}", path.display()), e)),
+    }
+}
+
+fn file_len(file: &File, path: &Path) -> Result<u64> {
+    Ok(file
+        .metadata()
+        .context(|| format!("cannot stat {}", path.display()))?
+        .len())
+}
+
+fn corrupt(path: &Path, position: u64, reason: String) -> LocalError {
+    LocalError::Corrupt {
+        path: path.to_path_buf(),
+        position,
+        reason,
+    }
+}
+
+impl PartitionLog {
+    /// Creates a partition directory `dir` with its permanent `.lock` file and an empty first
+    /// segment `00000000000000000000.log` (+ empty `.index` / `.timeindex`), fsyncing `dir`.
+    /// Nothing depends on the directory's name, so topic creation may build it under a temporary
+    /// name and rename it (fsyncing the parent is the caller's job). Fails if `dir` already holds
+    /// segments.
+    pub fn create(dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir).context(|| format!("cannot create {}", dir.display()))?;
+        if !list_segments(dir)?.is_empty() {
+            return Err(LocalError::Invalid(format!(
+                "{} already holds a partition log",
+                dir.display()
+            )));
+        }
+        let lock = dir.join(LOCK_FILE);
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock)
+            .context(|| format!("cannot create {}", lock.display()))?;
+        create_segment_files(dir, 0)?;
+        sync_dir(dir)
+    }
+
+    /// Opens an existing partition directory. Cheap: it only checks that `.lock` exists.
+    pub fn open(dir: &Path) -> Result<PartitionLog> {
+        let lock = dir.join(LOCK_FILE);
+        match std::fs::metadata(&lock) {
+            Ok(m) if m.is_file() => Ok(PartitionLog {
+                dir: dir.to_path_buf(),
+                scratch: Default::default(),
+            }),
+            Ok(_) => Err(LocalError::Invalid(format!(
+                "{} is not a partition directory ({LOCK_FILE} is not a file)",
+                dir.display()
+            ))),
+            Err(e) if e.kind() == ErrorKind::NotFound => Err(LocalError::Invalid(format!(
+                "{} is not a partition directory (it has no {LOCK_FILE} file)",
+                dir.display()
+            ))),
+            Err(e) => Err(LocalError::io(format!("cannot open {}", dir.display()), e)),
+        }
+    }
+
+    /// The partition directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn lock(&self, mode: LockMode) -> Result<FileLock> {
+        FileLock::acquire(&self.dir.join(LOCK_FILE), mode)
+    }
+
+    fn segment_bases(&self) -> Result<Vec<i64>> {
+        let bases = list_segments(&self.dir)?;
+        if bases.is_empty() {
+            return Err(LocalError::Invalid(format!(
+                "partition {} has no segment files (it was damaged or deleted)",
+                self.dir.display()
+            )));
+        }
+        Ok(bases)
+    }
+
+    /// Total bytes of all segment files.
+    pub fn size_bytes(&self) -> Result<u64> {
+        let mut total = 0;
+        for base in self.segment_bases()? {
+            let path = segment_path(&self.dir, base, LOG_SUFFIX);
+            match std::fs::metadata(&path) {
+                Ok(m) => total += m.len(),
+                // Deleted by retention since the listing.
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(e) => return Err(LocalError::io(format!("cannot stat {}", path.display()), e)),
+            }
+        }
+        Ok(total)
+    }
+}

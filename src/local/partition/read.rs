@@ -1,0 +1,301 @@
+//! Reading: a [`Snapshot`] of the readable extent under a brief shared lock, then reads of
+//! whole, CRC-checked batches without the lock, and the offset for a timestamp (Kafka's
+//! ListOffsets by timestamp). Readers never write or delete.
+
+use std::fs::File;
+use std::io::ErrorKind;
+use std::os::unix::fs::FileExt;
+
+use super::checkpoint::read_log_start;
+use super::hints::{reader_last_entry, reader_position_for, time_entry_checks_out};
+use super::{PartitionLog, SegmentInfo, Snapshot, corrupt, file_len, open_optional};
+use crate::local::error::{IoContext, LocalError, Result};
+use crate::local::index::{TIME_ENTRY_SIZE, TimeEntry, lookup_time_before, read_time_entry};
+use crate::local::lock::LockMode;
+use crate::local::segment::{
+    LOG_SUFFIX, SCAN_CHUNK, Scanner, Step, TIMEINDEX_SUFFIX, find_valid_batch_after, segment_path,
+};
+use crate::record::for_each_record;
+
+impl PartitionLog {
+    /// Records the readable extent under a brief shared lock: the log start offset, the log end
+    /// (after the last complete, CRC-valid batch of the active segment) and each segment's valid
+    /// size. A torn tail is excluded, not repaired. Damage followed by valid data in the active
+    /// segment's tail is [`LocalError::Corrupt`].
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        let lock = self.lock(LockMode::Shared)?;
+        let bases = self.segment_bases()?;
+        let checkpoint = read_log_start(&self.dir)?;
+        let n = bases.len();
+        let mut segments = Vec::with_capacity(n);
+        for &base in &bases[..n - 1] {
+            let path = segment_path(&self.dir, base, LOG_SUFFIX);
+            let size = std::fs::metadata(&path)
+                .context(|| format!("cannot stat {}", path.display()))?
+                .len();
+            segments.push(SegmentInfo {
+                base_offset: base,
+                size,
+            });
+        }
+        let (size, log_end, active) = self.reader_tail(bases[n - 1])?;
+        drop(lock);
+        // Bytes a writer wrote but did not fdatasync before it was killed may be about to be
+        // served; make them durable first so a reader never sees data that can vanish. Done
+        // after unlocking (writers never cut below a valid end) to keep the shared lock short.
+        active.sync_data().context(|| {
+            format!(
+                "cannot fdatasync {}",
+                segment_path(&self.dir, bases[n - 1], LOG_SUFFIX).display()
+            )
+        })?;
+        segments.push(SegmentInfo {
+            base_offset: bases[n - 1],
+            size,
+        });
+        let log_start = checkpoint.unwrap_or(bases[0]).max(bases[0]).min(log_end);
+        // Skip segments left wholly below the start by an interrupted retention pass.
+        let first_kept = (0..n - 1)
+            .find(|&i| bases[i + 1] > log_start)
+            .unwrap_or(n - 1);
+        segments.drain(..first_kept);
+        Ok(Snapshot {
+            log_start_offset: log_start,
+            log_end_offset: log_end,
+            segments,
+        })
+    }
+
+    /// The active segment's valid size and next offset, as a reader (no repair).
+    fn reader_tail(&self, base: i64) -> Result<(u64, i64, File)> {
+        let path = segment_path(&self.dir, base, LOG_SUFFIX);
+        let log = File::open(&path).context(|| format!("cannot open {}", path.display()))?;
+        let len = file_len(&log, &path)?;
+        let hint = reader_last_entry(&self.dir, base, &log, len).map(|e| e.position as u64);
+        for start in hint.into_iter().chain([0]) {
+            let mut scanner = Scanner::new(&log, &path, base, start, len, SCAN_CHUNK);
+            let bad = loop {
+                match scanner.next()? {
+                    Step::Batch(_) => {}
+                    Step::End => break None,
+                    Step::Bad { position, reason } => break Some((position, reason)),
+                }
+            };
+            let next = match scanner.next_offset() {
+                Some(next) => next,
+                // The indexed batch itself is bad: scan from the start instead.
+                None if start > 0 => continue,
+                None => base,
+            };
+            if let Some((position, reason)) = bad
+                && let Some(good) =
+                    find_valid_batch_after(&log, &path, base, position + 1, len, next)?
+            {
+                return Err(corrupt(
+                    &path,
+                    position,
+                    format!("{reason}; a valid batch follows at byte {good}"),
+                ));
+            }
+            return Ok((scanner.position(), next, log));
+        }
+        Ok((0, base, log)) // not reached: the scan from position 0 always returns above
+    }
+
+    fn out_of_range_now(&self, offset: i64) -> LocalError {
+        match self.snapshot() {
+            Ok(s) => LocalError::OffsetOutOfRange {
+                offset,
+                log_start: s.log_start_offset,
+                log_end: s.log_end_offset,
+            },
+            Err(e) => e,
+        }
+    }
+
+    /// Reads whole batches starting with the batch that contains `offset`, up to `max_bytes`
+    /// (at least one whole batch when there is one), never past the snapshot's end, continuing
+    /// into later segments while there is room. Returns an empty buffer at the log end.
+    ///
+    /// The first batch may start before `offset` (as in Kafka's Fetch); callers skip records
+    /// below it. Every batch's CRC, framing and offset continuity is checked; a bad batch inside
+    /// the snapshot is [`LocalError::Corrupt`]. An offset below the snapshot's log start or past
+    /// its end, or in a segment deleted by retention since the snapshot, is
+    /// [`LocalError::OffsetOutOfRange`] (with the current start and end, freshly snapshotted in
+    /// the retention case): take a new snapshot and reset, like Kafka's `auto.offset.reset`.
+    pub fn read(&self, snapshot: &Snapshot, offset: i64, max_bytes: usize) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.read_into(snapshot, offset, max_bytes, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`PartitionLog::read`] into `out` (cleared first), reusing its allocation.
+    pub fn read_into(
+        &self,
+        snapshot: &Snapshot,
+        offset: i64,
+        max_bytes: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        out.clear();
+        if offset < snapshot.log_start_offset || offset > snapshot.log_end_offset {
+            return Err(LocalError::OffsetOutOfRange {
+                offset,
+                log_start: snapshot.log_start_offset,
+                log_end: snapshot.log_end_offset,
+            });
+        }
+        if offset == snapshot.log_end_offset {
+            return Ok(());
+        }
+        let mut scratch = match self.scratch.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let segs = &snapshot.segments;
+        let first = segs
+            .partition_point(|s| s.base_offset <= offset)
+            .saturating_sub(1);
+        let chunk = max_bytes.clamp(64 * 1024, SCAN_CHUNK);
+        for (k, seg) in segs[first..].iter().enumerate() {
+            let path = segment_path(&self.dir, seg.base_offset, LOG_SUFFIX);
+            let log = match File::open(&path) {
+                Ok(f) => f,
+                Err(e) if e.kind() == ErrorKind::NotFound => {
+                    return Err(self.out_of_range_now(offset));
+                }
+                Err(e) => return Err(LocalError::io(format!("cannot open {}", path.display()), e)),
+            };
+            let start = if k == 0 {
+                reader_position_for(&self.dir, seg.base_offset, &log, seg.size, offset)
+            } else {
+                0
+            };
+            let mut scanner = Scanner::new(&log, &path, seg.base_offset, start, seg.size, chunk)
+                .with_buffer(std::mem::take(&mut *scratch));
+            let full = loop {
+                match scanner.next()? {
+                    Step::End => break false,
+                    Step::Bad { position, reason } => return Err(corrupt(&path, position, reason)),
+                    Step::Batch(b) => {
+                        if b.header.last_offset() < offset {
+                            continue;
+                        }
+                        let total = b.header.total_size();
+                        if !out.is_empty() && out.len() + total > max_bytes {
+                            break true;
+                        }
+                        match b.bytes {
+                            Some(bytes) => out.extend_from_slice(bytes),
+                            None => {
+                                let at = out.len();
+                                out.resize(at + total, 0);
+                                log.read_exact_at(&mut out[at..], b.position)
+                                    .context(|| format!("cannot read {}", path.display()))?;
+                            }
+                        }
+                        if out.len() >= max_bytes {
+                            break true;
+                        }
+                    }
+                }
+            };
+            *scratch = scanner.into_buffer();
+            if full {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// The first offset whose record timestamp is `>= ts` (Kafka's ListOffsets by timestamp),
+    /// or `None` if no record in the snapshot has one. Closed segments whose last time-index
+    /// entry (their max timestamp) is below `ts` are skipped; otherwise the search starts at the
+    /// time index's greatest entry below `ts` (validated through the offset index) and scans.
+    /// Segments deleted by retention since the snapshot are skipped.
+    pub fn offset_for_timestamp(&self, snapshot: &Snapshot, ts: i64) -> Result<Option<i64>> {
+        let segs = &snapshot.segments;
+        let mut scratch = Vec::new();
+        let mut batch_buf = Vec::new();
+        for (i, seg) in segs.iter().enumerate() {
+            let base = seg.base_offset;
+            let next_base = segs.get(i + 1).map(|s| s.base_offset);
+            let path = segment_path(&self.dir, base, LOG_SUFFIX);
+            let log = match File::open(&path) {
+                Ok(f) => f,
+                Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                Err(e) => return Err(LocalError::io(format!("cannot open {}", path.display()), e)),
+            };
+            let time_hint = || -> Option<(Option<TimeEntry>, Option<TimeEntry>)> {
+                let f = open_optional(&segment_path(&self.dir, base, TIMEINDEX_SUFFIX), false)
+                    .ok()??;
+                let len = f.metadata().ok()?.len();
+                if len % TIME_ENTRY_SIZE != 0 {
+                    return None;
+                }
+                let entries = len / TIME_ENTRY_SIZE;
+                let last = entries
+                    .checked_sub(1)
+                    .and_then(|i| read_time_entry(&f, i).ok());
+                let before = lookup_time_before(&f, entries, ts).ok()?;
+                Some((last, before))
+            };
+            let (last, before) = time_hint().unwrap_or((None, None));
+            let in_segment = |e: &TimeEntry| {
+                e.relative_offset >= 0
+                    && next_base.is_none_or(|nb| base + (e.relative_offset as i64) < nb)
+                    && time_entry_checks_out(&self.dir, base, &log, &path, seg.size, *e)
+            };
+            // A closed segment's last time entry is its max timestamp (written at close).
+            if let (Some(_), Some(last)) = (next_base, last)
+                && in_segment(&last)
+                && last.timestamp < ts
+            {
+                continue;
+            }
+            let start = match before.filter(in_segment) {
+                Some(e) => reader_position_for(
+                    &self.dir,
+                    base,
+                    &log,
+                    seg.size,
+                    base + e.relative_offset as i64,
+                ),
+                None => 0,
+            };
+            let mut scanner = Scanner::new(&log, &path, base, start, seg.size, SCAN_CHUNK);
+            loop {
+                let (position, header, bytes) = match scanner.next()? {
+                    Step::End => break,
+                    Step::Bad { position, reason } => return Err(corrupt(&path, position, reason)),
+                    Step::Batch(b) => (b.position, b.header, b.bytes),
+                };
+                if header.max_timestamp < ts || header.last_offset() < snapshot.log_start_offset {
+                    continue;
+                }
+                let bytes = match bytes {
+                    Some(b) => b,
+                    None => {
+                        batch_buf.resize(header.total_size(), 0);
+                        log.read_exact_at(&mut batch_buf, position)
+                            .context(|| format!("cannot read {}", path.display()))?;
+                        &batch_buf[..]
+                    }
+                };
+                let mut found = None;
+                for_each_record(bytes, &mut scratch, |r| {
+                    if found.is_none() && r.timestamp >= ts && r.offset >= snapshot.log_start_offset
+                    {
+                        found = Some(r.offset);
+                    }
+                    Ok(())
+                })
+                .map_err(|e| corrupt(&path, position, e.to_string()))?;
+                if found.is_some() {
+                    return Ok(found);
+                }
+            }
+        }
+        Ok(None)
+    }
+}

@@ -1,0 +1,353 @@
+//! The pipeline: queued batches go out in Produce requests to their partitions' leaders, up to
+//! `max.in.flight.requests.per.connection` per leader, and the answers settle them in order.
+//! A failure hands over to recovery (see `retry`).
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use kafka_protocol::messages::ProduceRequest;
+use kafka_protocol::messages::TopicName;
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::protocol::StrBytes;
+
+use super::routing::{connect, probe_leader};
+use super::{
+    DUPLICATE_SEQUENCE, InFlight, LEADER_NOT_AVAILABLE, Sender, SlotState, is_retriable,
+    record_count,
+};
+use crate::remote::error::{RemoteError, Result};
+
+impl Sender {
+    /// The error that ended the producer, if any.
+    pub(super) fn check(&self) -> Result<()> {
+        match &self.failed {
+            Some((code, message)) => Err(RemoteError::Broker {
+                code: *code,
+                message: message.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Keeps a failure for later calls: the producer's state after it is not worth sending on.
+    /// The error says how many records were not acknowledged, so that a user knows what to
+    /// send again (those in flight may have been written).
+    pub(super) fn remember(&mut self, result: Result<()>) -> Result<()> {
+        let Err(e) = result else {
+            return Ok(());
+        };
+        let count = |state: SlotState| -> i64 {
+            self.queues
+                .iter()
+                .flat_map(|q| q.slots.iter())
+                .filter(|s| s.state == state)
+                .map(|s| record_count(&s.batch))
+                .sum()
+        };
+        let (queued, in_flight) = (count(SlotState::Queued), count(SlotState::InFlight));
+        let message = if queued + in_flight > 0 {
+            format!(
+                "{e}; {} record(s) not acknowledged ({in_flight} of them sent, which the broker may have written)",
+                queued + in_flight
+            )
+        } else {
+            e.to_string()
+        };
+        let code = e.code().unwrap_or(-1);
+        self.failed = Some((code, message.clone()));
+        Err(RemoteError::Broker { code, message })
+    }
+
+    /// Sends what the pipelines allow and reads answers: with `all`, until every batch is
+    /// acknowledged; without, until nothing waits for a full pipeline.
+    pub(super) async fn drive(&mut self, all: bool) -> Result<()> {
+        loop {
+            let blocked = if self.recovering {
+                None
+            } else {
+                self.send_ready().await?
+            };
+            let due = |s: &Sender| {
+                s.in_flight
+                    .iter()
+                    .find(|(_, q)| !q.is_empty())
+                    .map(|(l, _)| *l)
+            };
+            let leader = if self.recovering || all {
+                due(self)
+            } else {
+                blocked
+            };
+            match leader {
+                Some(leader) => self.receive(leader).await?,
+                None if self.recovering => self.recover().await?,
+                None if all && self.queues.iter().any(|q| !q.slots.is_empty()) => {
+                    // Nothing went out and nothing is due: wait and look again.
+                    self.recovering = true;
+                }
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// Sends requests while leaders' pipelines have room, each with the next batch of every
+    /// partition it leads. Returns a leader whose pipeline is full while more waits for it.
+    async fn send_ready(&mut self) -> Result<Option<i32>> {
+        let mut blocked = None;
+        loop {
+            let Some(route) = self.route.as_ref() else {
+                return Ok(None);
+            };
+            let max = if self.settings.acks == 0 {
+                usize::MAX
+            } else {
+                self.settings.max_in_flight.max(1)
+            };
+            let mut by_leader: BTreeMap<i32, Vec<i32>> = BTreeMap::new();
+            for (p, q) in self.queues.iter().enumerate() {
+                if !q.slots.iter().any(|s| s.state == SlotState::Queued) {
+                    continue;
+                }
+                match route.leaders.get(p).copied().filter(|l| *l >= 0) {
+                    Some(leader) => by_leader.entry(leader).or_default().push(p as i32),
+                    None => {
+                        // No leader (an election, a broker restarting): wait for one.
+                        let e = RemoteError::broker(LEADER_NOT_AVAILABLE, None);
+                        self.queues[p].last_error = Some(e.to_string());
+                        self.recovering = true;
+                        return Ok(None);
+                    }
+                }
+            }
+            let mut sent = false;
+            for (leader, partitions) in by_leader {
+                if self.in_flight.get(&leader).map_or(0, VecDeque::len) >= max {
+                    blocked = Some(leader);
+                    continue;
+                }
+                self.send_request(leader, partitions).await?;
+                if self.recovering {
+                    return Ok(None);
+                }
+                sent = true;
+            }
+            if !sent {
+                return Ok(blocked);
+            }
+        }
+    }
+    /// One Produce request to `leader` with the next queued batch of each of `partitions`.
+    async fn send_request(&mut self, leader: i32, mut partitions: Vec<i32>) -> Result<()> {
+        if !self.connect_leader(leader, &partitions).await? {
+            return Ok(());
+        }
+        if self.settings.acks == 0 && !self.keep_ready_partitions(leader, &mut partitions).await? {
+            return Ok(());
+        }
+        let request = self.produce_request(&partitions);
+        let conn = self.conns.get_mut(&leader).expect("connected above");
+        let version = conn.version::<ProduceRequest>()?;
+        let sent = if self.settings.acks == 0 {
+            conn.send_without_response(&request, version)
+                .await
+                .map(|_| None)
+        } else {
+            conn.submit(&request, version).await.map(Some)
+        };
+        let id = match sent {
+            Ok(id) => id,
+            Err(e) => return self.connection_lost(leader, e, &partitions),
+        };
+        // No answer will come with acks=0: the batches are done once written.
+        let state = match id {
+            Some(_) => SlotState::InFlight,
+            None => SlotState::Acked,
+        };
+        for p in &partitions {
+            let q = &mut self.queues[*p as usize];
+            if let Some(slot) = q.slots.iter_mut().find(|s| s.state == SlotState::Queued) {
+                slot.state = state;
+            }
+            q.pop_acked();
+        }
+        if let Some(id) = id {
+            self.in_flight
+                .entry(leader)
+                .or_default()
+                .push_back(InFlight {
+                    id,
+                    version,
+                    partitions,
+                });
+        }
+        Ok(())
+    }
+
+    /// Connects to `leader` unless already connected. `false` when it cannot be reached: then
+    /// the batches of `partitions` wait for it and the producer recovers.
+    async fn connect_leader(&mut self, leader: i32, partitions: &[i32]) -> Result<bool> {
+        if self.conns.contains_key(&leader) {
+            return Ok(true);
+        }
+        let brokers = &self.route.as_ref().expect("known when sending").brokers;
+        match connect(brokers, leader, &self.config).await {
+            Ok(conn) => {
+                self.conns.insert(leader, conn);
+                Ok(true)
+            }
+            Err(e) if e.is_connection() => {
+                // Unreachable: not a send, so not a retry; the batches wait (up to
+                // delivery.timeout.ms) for the broker to come back.
+                for p in partitions {
+                    self.queues[*p as usize].last_error = Some(e.to_string());
+                }
+                self.recovering = true;
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// For acks=0: asks `leader` about those of `partitions` not yet seen ready (see the module
+    /// docs) and keeps in `partitions` only the ready ones. `false` when none is left to send.
+    async fn keep_ready_partitions(
+        &mut self,
+        leader: i32,
+        partitions: &mut Vec<i32>,
+    ) -> Result<bool> {
+        let unproven: Vec<i32> = partitions
+            .iter()
+            .copied()
+            .filter(|p| !self.ready.contains(p))
+            .collect();
+        if unproven.is_empty() {
+            return Ok(true);
+        }
+        let conn = self.conns.get_mut(&leader).expect("connected above");
+        let answers = match probe_leader(conn, &self.topic, &unproven).await {
+            Ok(answers) => answers,
+            Err(e) => return self.connection_lost(leader, e, &[]).map(|()| false),
+        };
+        for (p, code) in answers {
+            if code == 0 {
+                self.ready.insert(p);
+            } else {
+                self.recovering = true;
+                let e = RemoteError::broker(code, None);
+                self.fail(p, code, &e.to_string(), is_retriable(code))?;
+            }
+        }
+        partitions.retain(|p| self.ready.contains(p));
+        Ok(!partitions.is_empty())
+    }
+
+    /// The Produce request carrying the next queued batch of each of `partitions`.
+    fn produce_request(&self, partitions: &[i32]) -> ProduceRequest {
+        let mut data = Vec::with_capacity(partitions.len());
+        for p in partitions {
+            let slot = self.queues[*p as usize]
+                .slots
+                .iter()
+                .find(|s| s.state == SlotState::Queued)
+                .expect("partitions with a queued batch");
+            data.push(
+                PartitionProduceData::default()
+                    .with_index(*p)
+                    .with_records(Some(slot.batch.clone())),
+            );
+        }
+        ProduceRequest::default()
+            .with_transactional_id(None)
+            .with_acks(self.settings.acks)
+            .with_timeout_ms(
+                self.config
+                    .request_timeout
+                    .as_millis()
+                    .min(i32::MAX as u128) as i32,
+            )
+            .with_topic_data(vec![
+                TopicProduceData::default()
+                    .with_name(TopicName(StrBytes::from_string(self.topic.clone())))
+                    .with_partition_data(data),
+            ])
+    }
+
+    /// Reads the oldest answer due from `leader` and settles its batches.
+    async fn receive(&mut self, leader: i32) -> Result<()> {
+        let Some(request) = self
+            .in_flight
+            .get_mut(&leader)
+            .and_then(VecDeque::pop_front)
+        else {
+            return Ok(());
+        };
+        let Some(conn) = self.conns.get_mut(&leader) else {
+            self.in_flight
+                .entry(leader)
+                .or_default()
+                .push_front(request);
+            return self.connection_lost(
+                leader,
+                RemoteError::Connect {
+                    attempts: format!("broker {leader} (connection lost)"),
+                },
+                &[],
+            );
+        };
+        let response = match conn
+            .receive::<ProduceRequest>(request.version, request.id)
+            .await
+        {
+            Ok(response) => response,
+            Err(e) => {
+                self.in_flight
+                    .entry(leader)
+                    .or_default()
+                    .push_front(request);
+                return self.connection_lost(leader, e, &[]);
+            }
+        };
+        let addr = conn.addr().to_string();
+        let mut answers: HashMap<i32, (i16, Option<String>)> = HashMap::new();
+        for topic in &response.responses {
+            for p in &topic.partition_responses {
+                let message = p.error_message.as_ref().map(|m| m.to_string()).or_else(|| {
+                    p.record_errors
+                        .first()
+                        .and_then(|r| r.batch_index_error_message.as_ref())
+                        .map(|m| m.to_string())
+                });
+                answers.insert(p.index, (p.error_code, message));
+            }
+        }
+        for p in request.partitions {
+            let q = &mut self.queues[p as usize];
+            let Some(i) = q.slots.iter().position(|s| s.state == SlotState::InFlight) else {
+                continue;
+            };
+            match answers.remove(&p) {
+                Some((0 | DUPLICATE_SEQUENCE, _)) => {
+                    q.slots[i].state = SlotState::Acked;
+                    if i == 0 {
+                        q.attempts = 0;
+                    }
+                    q.pop_acked();
+                    self.backoff = self.settings.retry_backoff;
+                }
+                Some((code, message)) => {
+                    q.slots[i].state = SlotState::Queued;
+                    self.recovering = true;
+                    let e = RemoteError::broker(code, message.as_deref());
+                    self.fail(p, code, &e.to_string(), is_retriable(code))?;
+                }
+                None => {
+                    return Err(RemoteError::Protocol {
+                        addr,
+                        api: "Produce",
+                        reason: format!("no answer for partition {p}"),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
