@@ -454,3 +454,54 @@ fn full_stdout_fails_and_commits_nothing() {
         "committed {offsets:?}"
     );
 }
+
+/// `--max-messages` as Kafka's loop reads it (`while (count < max || max == -1)`): 0 and
+/// other negative numbers print and commit nothing, -1 is no limit.
+#[test]
+fn max_messages_zero_and_negative_as_kafka() {
+    let k = Kafkit::new();
+    k.produce("m", &[], b"a\nb\nc\n");
+    for max in ["0", "-5"] {
+        let out = k.run(
+            C,
+            &[
+                "--topic",
+                "m",
+                "--group",
+                "G",
+                "--from-beginning",
+                "--max-messages",
+                max,
+            ],
+            None,
+        );
+        assert!(out.status.success(), "{max}: {out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "",
+            "--max-messages {max}"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "Processed a total of 0 messages\n"
+        );
+        assert!(committed(&k, "G").iter().all(|(_, _, o)| *o == 0), "{max}");
+    }
+    let all = k.ok(
+        C,
+        &[
+            "--topic",
+            "m",
+            "--group",
+            "G",
+            "--from-beginning",
+            "--max-messages",
+            "-1",
+            "--timeout-ms",
+            "1000",
+        ],
+        None,
+    );
+    assert_eq!(all, "a\nb\nc\n");
+    assert_eq!(committed(&k, "G"), vec![("m".to_string(), 0, 3)]);
+}

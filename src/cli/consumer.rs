@@ -278,7 +278,12 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
             ));
         }
     };
-    let max_messages = m.get_one::<i32>("max-messages").map(|n| (*n).max(0) as u64);
+    // Kafka's loop runs `while (count < max || max == -1)`: -1 is no limit, and 0 or any other
+    // negative number reads nothing.
+    let max_messages = match m.get_one::<i32>("max-messages") {
+        None | Some(-1) => None,
+        Some(n) => Some((*n).max(0) as u64),
+    };
     let timeout = m
         .get_one::<i64>("timeout-ms")
         .filter(|t| **t >= 0)
@@ -358,6 +363,9 @@ impl Printer {
     }
 
     fn run(&mut self, opts: &Options, interrupt: &Interrupt) -> Result<(), CliError> {
+        if opts.max_messages == Some(0) {
+            return Ok(());
+        }
         let mut display: Option<Progress> = None;
         loop {
             if interrupt.is_set() {
@@ -413,7 +421,7 @@ impl Printer {
             if round.read {
                 self.last_record = Instant::now();
             }
-            if round.done || opts.max_messages == Some(0) {
+            if round.done {
                 return Ok(());
             }
             let committed = self.consumer.auto_commit();

@@ -1,8 +1,8 @@
 //! `kafka-topics`: create, list, describe, alter and delete topics (Kafka's `TopicCommand`),
 //! through the client API, so the embedded log and a cluster take the same path.
 //!
-//! The arguments become [`TopicsOptions`] once, with Kafka's checks and messages; each action
-//! is then a few client calls and the output of [`output`].
+//! The arguments become `TopicsOptions` once, with Kafka's checks and messages; each action
+//! is then a few client calls and the output of `output`.
 
 use std::collections::BTreeMap;
 use std::io::Write;

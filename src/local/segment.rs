@@ -6,8 +6,8 @@
 //! is the only way to notice a flipped epoch), `records_count == last_offset_delta + 1`, its base
 //! offset is the one expected (offsets are dense), its offsets fit the segment's int32 relative
 //! range, the whole batch lies before the scan limit, and the CRC-32C matches. The first batch
-//! that is not good ends the scan with [`Step::Bad`]; the caller decides between "torn tail" and
-//! "corruption" with [`find_valid_batch_after`].
+//! that is not good ends the scan with `Step::Bad`; the caller decides between "torn tail" and
+//! "corruption" with `find_valid_batch_after`.
 //!
 //! Large batches are CRC-checked in chunks, so a damaged length field never causes an allocation
 //! larger than the scan chunk.

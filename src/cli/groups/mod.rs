@@ -1,13 +1,13 @@
 //! `kafka-consumer-groups` (Kafka's `ConsumerGroupCommand`) on the embedded log or a cluster:
 //! list, describe, delete and reset consumer groups, delete their offsets, validate a regex.
 //!
-//! - [`validate`]: Kafka's option checks, in its order, with its messages.
-//! - [`list`], [`describe`], [`reset`], [`delete`]: one module per action.
-//! - [`source`]: the embedded log or a cluster behind one face (groups, partitions, offsets).
-//! - [`logs`]: the embedded log's partition counts and log start/end offsets, cached per run.
-//! - [`plan_file`]: the reset plan CSV (`--export`, `--from-file`).
-//! - [`time`]: `--to-datetime` and `--by-duration` parsing.
-//! - [`output`]: `--output text|json|table` for list, describe and the reset plan.
+//! - `validate`: Kafka's option checks, in its order, with its messages.
+//! - `list`, `describe`, `reset`, `delete`: one module per action.
+//! - `source`: the embedded log or a cluster behind one face (groups, partitions, offsets).
+//! - `logs`: the embedded log's partition counts and log start/end offsets, cached per run.
+//! - `plan_file`: the reset plan CSV (`--export`, `--from-file`).
+//! - `time`: `--to-datetime` and `--by-duration` parsing.
+//! - `output`: `--output text|json|table` for list, describe and the reset plan.
 //!
 //! Differences from Kafka: errors go to stderr after `Error: ` and exit 1 (Kafka prints them on
 //! stdout and exits 0); rows are sorted where Kafka prints hash-map order; warnings are on

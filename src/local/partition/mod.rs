@@ -10,7 +10,7 @@
 //! - `log-start-offset`: `0\n<offset>\n`, the first offset still held after retention, written
 //!   as tmp, fsync, rename, directory fsync. Missing means "the first segment's base offset".
 //! - `partition.metadata` (the topic code's), `*.tmp` and anything else: ignored. A `.log` file
-//!   with a malformed name is an error (see [`super::segment::list_segments`]).
+//!   with a malformed name is an error (see `super::segment::list_segments`).
 //!
 //! # Guarantees
 //!
