@@ -1,9 +1,7 @@
 //! The lossless JSON round trip and time-bounded reads against a real Kafka 4.3.1 broker:
 //! `kafka-console-consumer --output json | kafka-console-producer --input json`.
 
-mod common;
-
-use common::broker;
+use crate::common::broker;
 use serde_json::Value;
 
 fn records(text: &[u8]) -> Vec<Value> {

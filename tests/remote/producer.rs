@@ -2,13 +2,11 @@
 //! produce is read back by the Java console consumer from the same jars (the oracle), for every
 //! codec, acks setting and input format; keyed records land where Java's producer puts them.
 
-mod common;
-
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
-use common::broker;
+use crate::common::broker;
 
 const P: &str = "kafka-console-producer";
 

@@ -4,13 +4,11 @@
 //!
 //! The broker is shared by the tests of this binary, so every test uses its own topics.
 
-mod common;
-
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::broker;
+use crate::common::broker;
 
 const C: &str = "kafka-console-consumer";
 

@@ -5,14 +5,12 @@
 //! new consumer group protocol (KIP-848, `group.protocol=consumer`), and a cluster without it
 //! refuses ours with a hint.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::broker;
+use crate::common::broker;
 
 const CONSUMER: &str = "org.apache.kafka.tools.consumer.ConsoleConsumer";
 const GROUPS: &str = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand";

@@ -5,14 +5,12 @@
 //! The broker is shared by the tests of this binary, so every test uses its own topic names and
 //! compares only listings filtered to them.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use common::broker;
+use crate::common::broker;
 
 const T: &str = "kafka-topics";
 

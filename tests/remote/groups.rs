@@ -9,12 +9,10 @@
 //! kafkit prints to stdout, and as sorted lines where Java prints hash-map order or puts its
 //! errors and warnings on stdout (kafkit: stderr).
 
-mod common;
-
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::broker;
+use crate::common::broker;
 use serde_json::{Value, json};
 
 const G: &str = "kafka-consumer-groups";

@@ -1,9 +1,7 @@
 //! The Kafka quickstart, exactly as a tutorial writes it, against a real Kafka 4.3.1 broker with
 //! `--bootstrap-server`: our four tools only, with the Java tools as the oracle for output.
 
-mod common;
-
-use common::broker;
+use crate::common::broker;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

@@ -1,12 +1,10 @@
 //! Interop with an independent client, kcat (librdkafka), against the real broker: kcat reads
 //! what our producer wrote and we read what kcat wrote, in every codec, keys and headers included.
 
-mod common;
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use common::broker;
+use crate::common::broker;
 
 /// kcat, or `None` (loudly) where it is not installed; CI installs it and requires it.
 fn kcat() -> Option<&'static str> {

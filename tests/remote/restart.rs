@@ -8,8 +8,6 @@
 //! one. It cannot leak: a guard kills it on drop (a failed assertion included), and the script's
 //! owner watcher (`KAFKIT_BROKER_OWNER`) kills it once this process is gone, however it ended.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -18,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::broker;
+use crate::common::broker;
 
 /// Lines produced; about 60 bytes each, so a 16 KiB batch fills every ~270 lines.
 const LINES: usize = 200_000;

@@ -4,12 +4,10 @@
 //! failure (wrong password, untrusted or mismatched certificate, plaintext against TLS) is one
 //! line with exit 1, and the password never appears in any output.
 
-mod common;
-
 use std::path::Path;
 use std::process::Output;
 
-use common::broker::{self, Secured};
+use crate::common::broker::{self, Secured};
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
