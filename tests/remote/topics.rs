@@ -10,42 +10,22 @@ use std::net::TcpListener;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use crate::common::broker;
+use crate::common::broker::{self, TOPIC_COMMAND};
+use crate::common::{sorted, text};
 
 const T: &str = "kafka-topics";
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 /// Runs our `kafka-topics` against the broker.
 fn ours(args: &[&str]) -> Output {
-    broker::kafkit(T)
-        .args(args)
-        .output()
-        .expect("kafka-topics runs")
+    broker::run(T, args, None)
 }
 
 fn ours_ok(args: &[&str]) -> String {
-    let out = ours(args);
-    assert!(
-        out.status.success(),
-        "kafka-topics {args:?} failed: {}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
+    broker::ok(T, args, None)
 }
 
 fn java_ok(args: &[&str]) -> String {
-    let out = broker::java_topics(args);
-    assert!(
-        out.status.success(),
-        "Java kafka-topics {args:?} failed: {}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
+    broker::java_ok(TOPIC_COMMAND, args)
 }
 
 /// Runs our tool until its stdout satisfies `done` (at most 20 s); returns the last stdout.
@@ -321,18 +301,13 @@ fn a_silent_server_times_out_after_request_timeout_ms() {
     assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
 }
 
-/// The lines of a describe output, sorted: Java prints topics in hash order.
-fn line_set(out: &str) -> Vec<String> {
-    let mut lines: Vec<String> = out.lines().map(str::to_string).collect();
-    lines.sort();
-    lines
-}
-
-/// Our describe and Java's for the same arguments, as sorted line sets.
+/// Our describe and Java's for the same arguments, as sorted line sets (Java prints topics in
+/// hash order).
 fn describe_both(args: &[&str]) -> (Vec<String>, Vec<String>) {
     let mut all = vec!["--describe"];
     all.extend_from_slice(args);
-    (line_set(&ours_ok(&all)), line_set(&java_ok(&all)))
+    let line_set = |out: String| sorted(&out).into_iter().map(str::to_string).collect();
+    (line_set(ours_ok(&all)), line_set(java_ok(&all)))
 }
 
 #[test]
