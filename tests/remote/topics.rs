@@ -30,13 +30,21 @@ fn java_ok(args: &[&str]) -> String {
 
 /// Runs our tool until its stdout satisfies `done` (at most 20 s); returns the last stdout.
 /// CreateTopics and DeleteTopics answer once the controller has committed the change, and the
-/// broker's metadata cache follows shortly after: Kafka's own tests wait the same way.
+/// broker's metadata cache follows shortly after: Kafka's own tests wait the same way. Until
+/// then `--describe --topic` of a new topic fails (it does not exist yet), so a failure is
+/// waited out too, and is an error only once the time is up.
 fn ours_eventually(args: &[&str], done: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let out = ours_ok(args);
-        if done(&out) || Instant::now() > deadline {
-            return out;
+        let out = ours(args);
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        if (out.status.success() && done(&stdout)) || Instant::now() > deadline {
+            assert!(
+                out.status.success(),
+                "kafka-topics {args:?} failed: {stdout}\n{stderr}"
+            );
+            assert!(!stderr.contains("panicked"), "{stderr}");
+            return stdout;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
