@@ -6,17 +6,11 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
-use common::Kafkit;
+use common::{Kafkit, signal, sorted};
 
 const P: &str = "kafka-console-producer";
 const C: &str = "kafka-console-consumer";
 const T: &str = "kafka-topics";
-
-fn sorted(text: &str) -> Vec<&str> {
-    let mut lines: Vec<&str> = text.lines().collect();
-    lines.sort();
-    lines
-}
 
 #[test]
 fn quickstart_round_trip() {
@@ -733,10 +727,7 @@ fn closed_stdout_and_ctrl_c() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(500));
-    StdCommand::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    signal(&child, "-INT");
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     let mut err = String::new();
@@ -946,19 +937,11 @@ fn progress_only_on_a_terminal() {
     std::fs::write(&input, lines).unwrap();
     let producer = assert_cmd::cargo::cargo_bin("kafka-console-producer");
     let under_pty = |extra: &str| {
-        let out = StdCommand::new("script")
-            .arg("-qec")
-            .arg(format!(
-                "'{}' --topic prog {extra} < '{}'",
-                producer.display(),
-                input.display()
-            ))
-            .arg("/dev/null")
-            .env("KAFKIT_LOG_DIR", k.log_dir())
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        k.under_pty(&format!(
+            "'{}' --topic prog {extra} < '{}'",
+            producer.display(),
+            input.display()
+        ))
     };
     let screen = under_pty("");
     assert!(

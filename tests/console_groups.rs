@@ -9,21 +9,10 @@ use std::process::{Child, Command as StdCommand, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::Kafkit;
-use kafkit::local::LogDir;
+use common::{Kafkit, committed, signal};
 
 const C: &str = "kafka-console-consumer";
 const T: &str = "kafka-topics";
-
-fn committed(k: &Kafkit, group: &str) -> Vec<(String, u32, i64)> {
-    let store = LogDir::open(k.log_dir()).unwrap().groups();
-    store
-        .committed(group)
-        .unwrap()
-        .into_iter()
-        .map(|((t, p), o)| (t, p, o.offset))
-        .collect()
-}
 
 /// A consumer process whose stdout lines arrive on a channel.
 struct Running {
@@ -196,10 +185,7 @@ fn ctrl_c_commits_what_was_printed() {
     let lines = consumer.drain(Duration::from_millis(1500));
     assert_eq!(lines, ["a", "b"]);
     let mut child = consumer.child;
-    StdCommand::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    signal(&child, "-INT");
     assert_eq!(child.wait().unwrap().code(), Some(130));
     assert_eq!(committed(&k, "cg"), vec![("c".into(), 0, 2)]);
 }
@@ -263,21 +249,10 @@ fn members_share_partitions_and_take_over_from_a_killed_member() {
         "the survivor reads every new record once"
     );
     let mut a_child = a.child;
-    StdCommand::new("kill")
-        .args(["-INT", &a_child.id().to_string()])
-        .status()
-        .unwrap();
+    signal(&a_child, "-INT");
     assert_eq!(a_child.wait().unwrap().code(), Some(130));
     let total: i64 = committed(&k, "team").iter().map(|(_, _, o)| o).sum();
     assert_eq!(total, 80, "commits cover exactly the 80 printed records");
-}
-
-/// Sends a signal to a process.
-fn signal(child: &Child, sig: &str) {
-    StdCommand::new("kill")
-        .args([sig, &child.id().to_string()])
-        .status()
-        .unwrap();
 }
 
 #[test]

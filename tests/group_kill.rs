@@ -5,12 +5,15 @@
 //! The child processes are this test binary itself, re-executed with `KAFKIT_GROUP_CHILD` set,
 //! running only the `child_process` test.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::signal;
 use kafkit::local::group::{GroupStore, MemberConfig, TopicPartition};
 
 const ROLE_VAR: &str = "KAFKIT_GROUP_CHILD";
@@ -223,14 +226,6 @@ fn commits_are_all_or_nothing_across_sigkill() {
         .unwrap();
 }
 
-fn signal(child: &Killer, sig: &str) {
-    let status = Command::new("kill")
-        .args([sig, &child.0.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
 /// Polls until `me` owns `n` partitions; returns how long that took.
 fn poll_until(me: &mut kafkit::local::group::Member, n: usize, limit: Duration) -> Duration {
     let start = Instant::now();
@@ -262,14 +257,14 @@ fn stopped_member_is_evicted_and_fenced_when_it_resumes() {
         .unwrap()
         .member_id;
 
-    signal(&child, "-STOP");
+    signal(&child.0, "-STOP");
     // Its lock is still held, so only the session timeout can evict it.
     let waited = poll_until(&mut me, PARTITIONS as usize, Duration::from_secs(5));
     assert!(waited >= session - Duration::from_millis(250), "{waited:?}");
     let d = store.describe("g").unwrap().unwrap();
     assert!(d.members.iter().all(|m| m.member_id != child_id));
 
-    signal(&child, "-CONT");
+    signal(&child.0, "-CONT");
     // It finds itself fenced, rejoins under a new id, and the group splits again.
     wait_for(&mut out, "fenced, rejoined as child-");
     poll_until(&mut me, 2, Duration::from_secs(5));

@@ -8,7 +8,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::Kafkit;
+use common::{Kafkit, committed};
 use kafkit::local::LogDir;
 use kafkit::local::group::member::hostname;
 use kafkit::local::group::{GroupState, Member, MemberConfig, TopicPartition};
@@ -73,16 +73,6 @@ fn seed(k: &Kafkit, group: &str, offsets: &[(&str, u32, i64)]) {
     let map: BTreeMap<TopicPartition, i64> =
         offsets.iter().map(|(t, p, o)| (tp(t, *p), *o)).collect();
     dir(k).groups().reset_offsets(group, &map).unwrap();
-}
-
-fn committed(k: &Kafkit, group: &str) -> Vec<(String, u32, i64)> {
-    dir(k)
-        .groups()
-        .committed(group)
-        .unwrap()
-        .into_iter()
-        .map(|((t, p), c)| (t, p, c.offset))
-        .collect()
 }
 
 fn owned(v: &[(&str, u32, i64)]) -> Vec<(String, u32, i64)> {
@@ -1483,18 +1473,10 @@ fn reset_progress_only_on_a_terminal() {
     );
     let tool = assert_cmd::cargo::cargo_bin(G);
     let under_pty = |extra: &str| {
-        let out = std::process::Command::new("script")
-            .arg("-qec")
-            .arg(format!(
-                "'{}' --reset-offsets --group g --topic wide --to-earliest --execute {extra}",
-                tool.display()
-            ))
-            .arg("/dev/null")
-            .env("KAFKIT_LOG_DIR", k.log_dir())
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        k.under_pty(&format!(
+            "'{}' --reset-offsets --group g --topic wide --to-earliest --execute {extra}",
+            tool.display()
+        ))
     };
     let screen = under_pty("");
     assert!(screen.contains("/500 partitions"), "{screen:?}");

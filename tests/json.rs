@@ -2,22 +2,14 @@
 
 mod common;
 
-use common::Kafkit;
+use common::{Kafkit, json_records};
 use serde_json::Value;
 
 const P: &str = "kafka-console-producer";
 const C: &str = "kafka-console-consumer";
 
-fn records(text: &str) -> Vec<Value> {
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("each line is a JSON object"))
-        .collect()
-}
-
 fn dump(k: &Kafkit, topic: &str, n: usize) -> Vec<Value> {
-    let mut all = records(&k.consume(topic, n, &["--output", "json"]));
-    all.sort_by_key(|r| (r["partition"].as_i64(), r["offset"].as_i64()));
-    all
+    json_records(k.consume(topic, n, &["--output", "json"]).as_bytes())
 }
 
 #[test]

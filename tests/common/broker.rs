@@ -1,6 +1,8 @@
 //! A real Apache Kafka 4.3.1 broker for the tests, started by `tests/broker/kafka-broker.sh` from
-//! Maven Central jars: one per test binary, started by the first test that asks for it and
-//! shared by the others (each test uses its own topic names).
+//! Maven Central jars: one per test process (the real-broker tests are one binary,
+//! `tests/remote`), started by the first test that asks for it and shared by the others (each
+//! test uses its own topic and group names). A test that kills its broker or needs other
+//! settings starts an [`OwnBroker`].
 //!
 //! The broker runs under the script's `run` watchdog, whose stdin is a pipe from this process.
 //! Nothing ever writes to it: when this process exits, however it exits (end of the test run,
@@ -12,10 +14,18 @@
 //! fail with the reason.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
+
+use super::text;
+
+/// The Java tools' main classes, run by [`java_tool`].
+pub const TOPIC_COMMAND: &str = "org.apache.kafka.tools.TopicCommand";
+pub const CONSOLE_PRODUCER: &str = "org.apache.kafka.tools.ConsoleProducer";
+pub const CONSOLE_CONSUMER: &str = "org.apache.kafka.tools.consumer.ConsoleConsumer";
+pub const GROUP_COMMAND: &str = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand";
 
 /// The shared broker, or why there is none.
 static BROKER: OnceLock<Result<Broker, String>> = OnceLock::new();
@@ -146,17 +156,129 @@ pub fn java_topics(args: &[&str]) -> Output {
     let bootstrap = bootstrap();
     let mut all = vec!["--bootstrap-server", bootstrap.as_str()];
     all.extend_from_slice(args);
-    java_tool("org.apache.kafka.tools.TopicCommand", &all)
+    java_tool(TOPIC_COMMAND, &all)
+}
+
+/// A Java tool against the shared broker (`--bootstrap-server` comes first), which must
+/// succeed: its stdout.
+pub fn java_ok(class: &str, args: &[&str]) -> String {
+    let bootstrap = bootstrap();
+    let mut all = vec!["--bootstrap-server", bootstrap.as_str()];
+    all.extend_from_slice(args);
+    let out = java_tool(class, &all);
+    assert!(
+        out.status.success(),
+        "Java {class} {args:?} failed: {}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// Creates `topic` on the shared broker with the Java `kafka-topics`, so that the tool under
+/// test is the only one of ours involved.
+pub fn java_create_topic(topic: &str, partitions: u32) {
+    let out = java_topics(&[
+        "--create",
+        "--topic",
+        topic,
+        "--partitions",
+        &partitions.to_string(),
+    ]);
+    assert!(
+        out.status.success(),
+        "create {topic}: {}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+/// Creates `topic` on the shared broker with our `kafka-topics`.
+pub fn create_topic(topic: &str, partitions: u32) {
+    let out = kafkit("kafka-topics")
+        .args(["--create", "--topic", topic, "--partitions"])
+        .arg(partitions.to_string())
+        .output()
+        .expect("kafka-topics runs");
+    assert!(
+        out.status.success(),
+        "create {topic}: {}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+/// Produces `lines` to `topic` with the Java console producer and its `extra` arguments.
+pub fn java_produce(topic: &str, lines: &[impl AsRef<str>], extra: &[&str]) {
+    let bootstrap = bootstrap();
+    let mut child = Command::new("bash")
+        .arg(script())
+        .args(["tool", CONSOLE_PRODUCER])
+        .args(["--bootstrap-server", &bootstrap, "--topic", topic])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the Java console producer runs");
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        for line in lines {
+            writeln!(stdin, "{}", line.as_ref()).expect("write to the producer");
+        }
+    }
+    let out = child.wait_with_output().expect("the Java producer ends");
+    assert!(
+        out.status.success(),
+        "Java producer failed: {}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
 }
 
 /// One of our tools against the shared broker, with `--bootstrap-server` already given.
 pub fn kafkit(tool: &str) -> assert_cmd::Command {
+    kafkit_at(tool, &bootstrap())
+}
+
+/// One of our tools against `server` (say, one of the secured listeners or a broker of a
+/// test's own), with no log dir or profile from the environment.
+pub fn kafkit_at(tool: &str, server: &str) -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin(tool).expect("binary built");
     cmd.arg("--bootstrap-server")
-        .arg(bootstrap())
+        .arg(server)
         .env_remove("KAFKIT_LOG_DIR")
+        .env_remove("KAFKIT_PROFILE")
         .timeout(std::time::Duration::from_secs(60));
     cmd
+}
+
+/// Runs one of our tools against the shared broker, with `stdin` as its input if given.
+pub fn run(tool: &str, args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut cmd = kafkit(tool);
+    cmd.args(args);
+    if let Some(input) = stdin {
+        cmd.write_stdin(input.to_vec());
+    }
+    cmd.output().unwrap_or_else(|e| panic!("{tool} runs: {e}"))
+}
+
+/// Runs one of our tools against the shared broker, which must succeed (without a panic on
+/// stderr): its stdout.
+pub fn ok(tool: &str, args: &[&str], stdin: Option<&[u8]>) -> String {
+    let out = run(tool, args, stdin);
+    assert!(
+        out.status.success(),
+        "{tool} {args:?} failed: {}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(
+        !text(&out.stderr).contains("panicked"),
+        "{}",
+        text(&out.stderr)
+    );
+    text(&out.stdout)
 }
 
 /// The shared broker's secured listeners (see "Secured listeners" in kafka-broker.sh): SSL with
@@ -213,4 +335,114 @@ pub fn try_secured() -> Option<Secured> {
         client_key: tls.join("client.key"),
         client_cert: tls.join("client.crt"),
     })
+}
+
+/// A broker of one test alone (to kill and restart it, or with settings of its own), in a
+/// directory of its own: killed on drop (a failed assertion included), and by the script's owner
+/// watcher (`KAFKIT_BROKER_OWNER`) once this process is gone, however it ended.
+pub struct OwnBroker {
+    dir: tempfile::TempDir,
+    pub bootstrap: String,
+}
+
+impl OwnBroker {
+    /// Starts a broker in a new temporary directory named `prefix...`, with `extra` lines
+    /// appended to its server.properties; `None` (after saying so) when this machine cannot run
+    /// one and `KAFKIT_REQUIRE_BROKER=1` is not set.
+    pub fn start(prefix: &str, extra: &str) -> Option<OwnBroker> {
+        let dir = tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir()
+            .expect("temp dir");
+        let out = own_script(&["start", utf8(dir.path())], extra);
+        if out.status.code() == Some(3) && !required() {
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED (no Java 17 + Maven for a broker): {}",
+                text(&out.stderr)
+            );
+            return None;
+        }
+        // `start` prints the bootstrap address, then the broker's directory.
+        let bootstrap = text(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        let broker = OwnBroker { dir, bootstrap };
+        assert!(
+            out.status.success() && !broker.bootstrap.is_empty(),
+            "kafka-broker.sh start failed: {}",
+            text(&out.stderr)
+        );
+        Some(broker)
+    }
+
+    fn pid(&self) -> Option<String> {
+        std::fs::read_to_string(self.dir.path().join("broker.pid"))
+            .ok()
+            .map(|s| s.trim().to_string())
+    }
+
+    /// SIGKILL: no clean shutdown, the log is recovered at the next start.
+    pub fn kill(&self) {
+        let pid = self.pid().expect("a running broker has a pid file");
+        let status = Command::new("kill").args(["-KILL", &pid]).status();
+        assert!(status.is_ok_and(|s| s.success()), "kill -9 {pid}");
+    }
+
+    /// A clean shutdown (SIGTERM, waited for).
+    pub fn stop(&self) {
+        let out = own_script(&["stop", utf8(self.dir.path())], "");
+        assert!(
+            out.status.success(),
+            "kafka-broker.sh stop: {}",
+            text(&out.stderr)
+        );
+    }
+
+    /// Starts the broker again on the same port with the same data.
+    pub fn restart(&self) {
+        let out = own_script(&["restart", utf8(self.dir.path())], "");
+        assert!(
+            out.status.success(),
+            "kafka-broker.sh restart: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(
+            text(&out.stdout).trim(),
+            self.bootstrap,
+            "the broker came back on another address"
+        );
+    }
+}
+
+impl Drop for OwnBroker {
+    fn drop(&mut self) {
+        // Throwaway data: SIGKILL is instant. The directory goes with the TempDir.
+        if let Some(pid) = self.pid() {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid])
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+fn utf8(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 temp path")
+}
+
+/// Runs the broker script with this process as the broker's owner and `extra` broker
+/// properties (used by `start`).
+fn own_script(args: &[&str], extra: &str) -> Output {
+    Command::new("bash")
+        .arg(script())
+        .args(args)
+        .env("KAFKIT_BROKER_OWNER", std::process::id().to_string())
+        .env("KAFKIT_BROKER_EXTRA_PROPERTIES", extra)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the broker script runs")
 }

@@ -1,5 +1,6 @@
 //! Shared helpers for the integration tests: run the tools as a user would, against a fresh
-//! embedded log directory.
+//! embedded log directory ([`Kafkit`]) or a real Kafka broker ([`broker`]), and read what they
+//! print.
 
 #![allow(dead_code)]
 
@@ -7,6 +8,50 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use assert_cmd::Command;
+use kafkit::local::LogDir;
+
+/// A tool's stdout or stderr as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The lines of `text`, sorted: for output whose line order is not fixed.
+pub fn sorted(text: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort();
+    lines
+}
+
+/// The records of the consumer's `--output json` (one object a line), by partition and offset.
+pub fn json_records(text: &[u8]) -> Vec<serde_json::Value> {
+    let mut all: Vec<serde_json::Value> = String::from_utf8_lossy(text)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is a JSON object"))
+        .collect();
+    all.sort_by_key(|r| (r["partition"].as_i64(), r["offset"].as_i64()));
+    all
+}
+
+/// Sends `sig` (`-INT`, `-STOP`, ...) to `child` with kill(1), which must succeed.
+pub fn signal(child: &std::process::Child, sig: &str) {
+    let status = std::process::Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "kill {sig} {}", child.id());
+}
+
+/// The committed offsets of `group` in `k`'s embedded log: (topic, partition, offset).
+pub fn committed(k: &Kafkit, group: &str) -> Vec<(String, u32, i64)> {
+    LogDir::open(k.log_dir())
+        .unwrap()
+        .groups()
+        .committed(group)
+        .unwrap()
+        .into_iter()
+        .map(|((t, p), c)| (t, p, c.offset))
+        .collect()
+}
 
 /// A temporary log directory and a way to run the tools against it.
 pub struct Kafkit {
@@ -95,6 +140,20 @@ impl Kafkit {
         ];
         args.extend_from_slice(extra);
         self.ok("kafka-console-consumer", &args, None)
+    }
+
+    /// Runs a shell command line under a pseudo-terminal (util-linux `script`) with this test's
+    /// log dir; it must succeed: what the terminal showed.
+    pub fn under_pty(&self, command: &str) -> String {
+        let out = std::process::Command::new("script")
+            .arg("-qec")
+            .arg(command)
+            .arg("/dev/null")
+            .env("KAFKIT_LOG_DIR", self.dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// A snapshot of every file in the log dir (name and bytes), to prove nothing changed.

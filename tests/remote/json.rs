@@ -1,31 +1,8 @@
 //! The lossless JSON round trip and time-bounded reads against a real Kafka 4.3.1 broker:
 //! `kafka-console-consumer --output json | kafka-console-producer --input json`.
 
-mod common;
-
-use common::broker;
-use serde_json::Value;
-
-fn records(text: &[u8]) -> Vec<Value> {
-    let mut all: Vec<Value> = String::from_utf8_lossy(text)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("each line is a JSON object"))
-        .collect();
-    all.sort_by_key(|r| (r["partition"].as_i64(), r["offset"].as_i64()));
-    all
-}
-
-fn create(topic: &str) {
-    let out = broker::kafkit("kafka-topics")
-        .args(["--create", "--topic", topic, "--partitions", "3"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use crate::common::broker::{self, create_topic};
+use crate::common::json_records;
 
 /// Every record of `topic` up to its end, as JSON lines; `extra` replaces `--from-beginning`.
 fn dump(topic: &str, extra: &[&str]) -> Vec<u8> {
@@ -56,8 +33,8 @@ fn json_round_trip_and_time_bounds_on_a_cluster() {
         broker::unique_topic("json-src"),
         broker::unique_topic("json-copy"),
     );
-    create(&src);
-    create(&copy);
+    create_topic(&src, 3);
+    create_topic(&copy, 3);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -84,7 +61,7 @@ fn json_round_trip_and_time_bounds_on_a_cluster() {
     );
 
     let original = dump(&src, &[]);
-    let parsed = records(&original);
+    let parsed = json_records(&original);
     assert_eq!(parsed.len(), 5, "{}", String::from_utf8_lossy(&original));
     let nulls = parsed.iter().find(|r| r["value"].is_null()).unwrap();
     assert_eq!(nulls["key"], "", "empty key is not null");
@@ -112,7 +89,7 @@ fn json_round_trip_and_time_bounds_on_a_cluster() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let copied = records(&dump(&copy, &[]));
+    let copied = json_records(&dump(&copy, &[]));
     assert_eq!(copied.len(), 5);
     for (a, b) in parsed.iter().zip(&copied) {
         let mut a = a.clone();
@@ -122,7 +99,7 @@ fn json_round_trip_and_time_bounds_on_a_cluster() {
 
     // Time bounds: from two hours ago skips the day-old record; until half an hour ago stops
     // before the records written now.
-    let recent = records(&dump(&src, &["--from-time", "-2h"]));
+    let recent = json_records(&dump(&src, &["--from-time", "-2h"]));
     assert_eq!(recent.len(), 4);
     assert!(recent.iter().all(|r| r["value"] != "old"));
     let out = broker::kafkit("kafka-console-consumer")
@@ -142,7 +119,7 @@ fn json_round_trip_and_time_bounds_on_a_cluster() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let until = records(&out.stdout);
+    let until = json_records(&out.stdout);
     let mut values: Vec<String> = until.iter().map(|r| r["value"].to_string()).collect();
     values.sort();
     assert_eq!(values, [r#""old""#, r#"{"base64":"gIE="}"#]);

@@ -4,27 +4,11 @@
 //! failure (wrong password, untrusted or mismatched certificate, plaintext against TLS) is one
 //! line with exit 1, and the password never appears in any output.
 
-mod common;
-
 use std::path::Path;
 use std::process::Output;
 
-use common::broker::{self, Secured};
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Our tool `tool` against `server` (not the shared PLAINTEXT bootstrap).
-fn kafkit(tool: &str, server: &str) -> assert_cmd::Command {
-    let mut cmd = assert_cmd::Command::cargo_bin(tool).expect("binary built");
-    cmd.arg("--bootstrap-server")
-        .arg(server)
-        .env_remove("KAFKIT_LOG_DIR")
-        .env_remove("KAFKIT_PROFILE")
-        .timeout(std::time::Duration::from_secs(60));
-    cmd
-}
+use crate::common::broker::{self, Secured, kafkit_at};
+use crate::common::text;
 
 /// Writes a Java properties file with `lines` into `dir`.
 fn config_file(dir: &Path, name: &str, lines: &[String]) -> String {
@@ -74,7 +58,7 @@ fn assert_one_line_failure(out: &Output, expected: &str, secret: &str) -> String
 /// with `config`; the password appears in no output. Returns the topic (three records).
 fn round_trip(server: &str, config: &str, password: &str, prefix: &str) -> String {
     let topic = broker::unique_topic(prefix);
-    let out = kafkit("kafka-topics", server)
+    let out = kafkit_at("kafka-topics", server)
         .args(["--command-config", config, "--create", "--topic", &topic])
         .args(["--partitions", "2"])
         .output()
@@ -82,7 +66,7 @@ fn round_trip(server: &str, config: &str, password: &str, prefix: &str) -> Strin
     assert!(out.status.success(), "create: {}", text(&out.stderr));
     assert_eq!(text(&out.stdout), format!("Created topic {topic}.\n"));
 
-    let out = kafkit("kafka-topics", server)
+    let out = kafkit_at("kafka-topics", server)
         .args(["--command-config", config, "--list"])
         .output()
         .unwrap();
@@ -94,7 +78,7 @@ fn round_trip(server: &str, config: &str, password: &str, prefix: &str) -> Strin
     );
     let listed = out;
 
-    let produced = kafkit("kafka-console-producer", server)
+    let produced = kafkit_at("kafka-console-producer", server)
         .args(["--command-config", config, "--topic", &topic])
         .write_stdin("one\ntwo\nthree\n")
         .output()
@@ -105,7 +89,7 @@ fn round_trip(server: &str, config: &str, password: &str, prefix: &str) -> Strin
         text(&produced.stderr)
     );
 
-    let consumed = kafkit("kafka-console-consumer", server)
+    let consumed = kafkit_at("kafka-console-consumer", server)
         .args(["--command-config", config, "--topic", &topic])
         .args(["--from-beginning", "--max-messages", "3"])
         .output()
@@ -122,7 +106,7 @@ fn round_trip(server: &str, config: &str, password: &str, prefix: &str) -> Strin
     // A consumer group through the same listener: join, commit, and the group's offsets
     // described by kafka-consumer-groups.
     let group = format!("{topic}-group");
-    let in_group = kafkit("kafka-console-consumer", server)
+    let in_group = kafkit_at("kafka-console-consumer", server)
         .args([
             "--command-config",
             config,
@@ -140,7 +124,7 @@ fn round_trip(server: &str, config: &str, password: &str, prefix: &str) -> Strin
         text(&in_group.stderr)
     );
     assert_eq!(text(&in_group.stdout).lines().count(), 3);
-    let described = kafkit("kafka-consumer-groups", server)
+    let described = kafkit_at("kafka-consumer-groups", server)
         .args(["--command-config", config, "--describe", "--group", &group])
         .output()
         .unwrap();
@@ -232,7 +216,7 @@ fn mutual_tls_over_ssl_with_a_pem_key_store() {
     // The same identity inline (ssl.keystore.key + ssl.keystore.certificate.chain) and the CA
     // inline (ssl.truststore.certificates), as --command-property values.
     let read = |p: &Path| std::fs::read_to_string(p).unwrap();
-    let out = kafkit("kafka-console-consumer", &s.ssl)
+    let out = kafkit_at("kafka-console-consumer", &s.ssl)
         .args(["--topic", &topic, "--from-beginning", "--max-messages", "3"])
         .args(["--command-property", "security.protocol=SSL"])
         .args(["--command-property", "ssl.truststore.type=PEM"])
@@ -263,7 +247,7 @@ fn mutual_tls_over_ssl_with_a_pem_key_store() {
             format!("ssl.truststore.location={}", s.ca.display()),
         ],
     );
-    let out = kafkit("kafka-topics", &s.ssl)
+    let out = kafkit_at("kafka-topics", &s.ssl)
         .args(["--command-config", &config, "--list"])
         .output()
         .unwrap();
@@ -289,7 +273,7 @@ fn wrong_password_is_one_clear_line_without_the_password() {
             "wrong.properties",
             &sasl_ssl(&s, mechanism, wrong),
         );
-        let out = kafkit("kafka-topics", &s.sasl_ssl)
+        let out = kafkit_at("kafka-topics", &s.sasl_ssl)
             .args(["--command-config", &config, "--list"])
             .output()
             .unwrap();
@@ -304,7 +288,7 @@ fn wrong_password_is_one_clear_line_without_the_password() {
         );
 
         // The producer and consumer say the same.
-        let out = kafkit("kafka-console-producer", &s.sasl_ssl)
+        let out = kafkit_at("kafka-console-producer", &s.sasl_ssl)
             .args(["--command-config", &config, "--topic", "any"])
             .write_stdin("x\n")
             .output()
@@ -329,7 +313,7 @@ fn untrusted_certificates_are_one_clear_line() {
     other.push(format!("ssl.truststore.location={}", s.other_ca.display()));
     configs.push(config_file(dir.path(), "other-ca.properties", &other));
     for config in configs {
-        let out = kafkit("kafka-topics", &s.sasl_ssl)
+        let out = kafkit_at("kafka-topics", &s.sasl_ssl)
             .args(["--command-config", &config, "--list"])
             .output()
             .unwrap();
@@ -352,7 +336,7 @@ fn host_name_verification_is_on_unless_turned_off() {
     let by_name = format!("localhost:{port}");
     let lines = sasl_ssl(&s, "SCRAM-SHA-512", &s.password);
     let config = config_file(dir.path(), "verify.properties", &lines);
-    let out = kafkit("kafka-topics", &by_name)
+    let out = kafkit_at("kafka-topics", &by_name)
         .args(["--command-config", &config, "--list"])
         .output()
         .unwrap();
@@ -366,7 +350,7 @@ fn host_name_verification_is_on_unless_turned_off() {
     let mut lines = lines;
     lines.push("ssl.endpoint.identification.algorithm=".to_string());
     let config = config_file(dir.path(), "no-verify.properties", &lines);
-    let out = kafkit("kafka-topics", &by_name)
+    let out = kafkit_at("kafka-topics", &by_name)
         .args(["--command-config", &config, "--list"])
         .output()
         .unwrap();
@@ -375,7 +359,7 @@ fn host_name_verification_is_on_unless_turned_off() {
     // The chain is still checked.
     lines.push(format!("ssl.truststore.location={}", s.other_ca.display()));
     let config = config_file(dir.path(), "no-verify-other-ca.properties", &lines);
-    let out = kafkit("kafka-topics", &by_name)
+    let out = kafkit_at("kafka-topics", &by_name)
         .args(["--command-config", &config, "--list"])
         .output()
         .unwrap();
@@ -389,7 +373,7 @@ fn mismatched_protocols_say_what_to_set() {
     };
     let dir = tempfile::tempdir().unwrap();
     // PLAINTEXT (no config) against the TLS listener.
-    let out = kafkit("kafka-topics", &s.sasl_ssl)
+    let out = kafkit_at("kafka-topics", &s.sasl_ssl)
         .arg("--list")
         .output()
         .unwrap();
@@ -404,7 +388,7 @@ fn mismatched_protocols_say_what_to_set() {
         "sasl-ssl.properties",
         &sasl_ssl(&s, "SCRAM-SHA-512", &s.password),
     );
-    let out = kafkit("kafka-topics", &broker::bootstrap())
+    let out = kafkit_at("kafka-topics", &broker::bootstrap())
         .args(["--command-config", &config, "--list"])
         .output()
         .unwrap();
@@ -419,7 +403,7 @@ fn mismatched_protocols_say_what_to_set() {
             jaas("plain.PlainLoginModule", &s.user, &s.password),
         ],
     );
-    let out = kafkit("kafka-topics", &broker::bootstrap())
+    let out = kafkit_at("kafka-topics", &broker::bootstrap())
         .args(["--command-config", &config, "--list"])
         .output()
         .unwrap();
@@ -476,7 +460,7 @@ fn unsupported_settings_are_clear_errors_without_secrets() {
     ];
     for (lines, expected) in cases {
         let config = config_file(dir.path(), "bad.properties", &lines);
-        let out = kafkit("kafka-topics", &s.sasl_ssl)
+        let out = kafkit_at("kafka-topics", &s.sasl_ssl)
             .args(["--command-config", &config, "--list"])
             .output()
             .unwrap();

@@ -5,64 +5,46 @@
 //! The broker is shared by the tests of this binary, so every test uses its own topic names and
 //! compares only listings filtered to them.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use common::broker;
+use crate::common::broker::{self, TOPIC_COMMAND};
+use crate::common::{sorted, text};
 
 const T: &str = "kafka-topics";
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 /// Runs our `kafka-topics` against the broker.
 fn ours(args: &[&str]) -> Output {
-    broker::kafkit(T)
-        .args(args)
-        .output()
-        .expect("kafka-topics runs")
+    broker::run(T, args, None)
 }
 
 fn ours_ok(args: &[&str]) -> String {
-    let out = ours(args);
-    assert!(
-        out.status.success(),
-        "kafka-topics {args:?} failed: {}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
+    broker::ok(T, args, None)
 }
 
 fn java_ok(args: &[&str]) -> String {
-    let out = broker::java_topics(args);
-    assert!(
-        out.status.success(),
-        "Java kafka-topics {args:?} failed: {}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
+    broker::java_ok(TOPIC_COMMAND, args)
 }
 
 /// Runs our tool until its stdout satisfies `done` (at most 20 s); returns the last stdout.
 /// CreateTopics and DeleteTopics answer once the controller has committed the change, and the
-/// broker's metadata cache follows shortly after (until then a new topic may not be found at
-/// all): Kafka's own tests wait the same way.
+/// broker's metadata cache follows shortly after: Kafka's own tests wait the same way. Until
+/// then `--describe --topic` of a new topic fails (it does not exist yet), so a failure is
+/// waited out too, and is an error only once the time is up.
 fn ours_eventually(args: &[&str], done: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let out = ours(args);
-        if out.status.success() && done(&text(&out.stdout)) {
-            return text(&out.stdout);
-        }
-        if Instant::now() > deadline {
-            return ours_ok(args);
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        if (out.status.success() && done(&stdout)) || Instant::now() > deadline {
+            assert!(
+                out.status.success(),
+                "kafka-topics {args:?} failed: {stdout}\n{stderr}"
+            );
+            assert!(!stderr.contains("panicked"), "{stderr}");
+            return stdout;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -327,18 +309,13 @@ fn a_silent_server_times_out_after_request_timeout_ms() {
     assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
 }
 
-/// The lines of a describe output, sorted: Java prints topics in hash order.
-fn line_set(out: &str) -> Vec<String> {
-    let mut lines: Vec<String> = out.lines().map(str::to_string).collect();
-    lines.sort();
-    lines
-}
-
-/// Our describe and Java's for the same arguments, as sorted line sets.
+/// Our describe and Java's for the same arguments, as sorted line sets (Java prints topics in
+/// hash order).
 fn describe_both(args: &[&str]) -> (Vec<String>, Vec<String>) {
     let mut all = vec!["--describe"];
     all.extend_from_slice(args);
-    (line_set(&ours_ok(&all)), line_set(&java_ok(&all)))
+    let line_set = |out: String| sorted(&out).into_iter().map(str::to_string).collect();
+    (line_set(ours_ok(&all)), line_set(java_ok(&all)))
 }
 
 #[test]
@@ -585,7 +562,7 @@ fn replica_assignment_errors_are_the_same_on_both_backends() {
         "1:2:1:2",
     ];
     let remote = ours(&args);
-    let local = common::Kafkit::new().run(T, &args, None);
+    let local = crate::common::Kafkit::new().run(T, &args, None);
     for out in [&remote, &local] {
         assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     }

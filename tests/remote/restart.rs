@@ -8,8 +8,6 @@
 //! one. It cannot leak: a guard kills it on drop (a failed assertion included), and the script's
 //! owner watcher (`KAFKIT_BROKER_OWNER`) kills it once this process is gone, however it ended.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -18,7 +16,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::broker;
+use crate::common::broker::{self, OwnBroker};
+use crate::common::{signal, text};
 
 /// Lines produced; about 60 bytes each, so a 16 KiB batch fills every ~270 lines.
 const LINES: usize = 200_000;
@@ -27,130 +26,19 @@ const LINES: usize = 200_000;
 const CHUNK: usize = 2_000;
 const PAUSE: Duration = Duration::from_millis(100);
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// A broker of this test alone, in its own directory.
-struct OwnBroker {
-    dir: tempfile::TempDir,
-    bootstrap: String,
-}
-
-impl OwnBroker {
-    /// Starts the broker; `None` (after saying so) when this machine cannot run one and
-    /// `KAFKIT_REQUIRE_BROKER=1` is not set.
-    fn start() -> Option<OwnBroker> {
-        let dir = tempfile::Builder::new()
-            .prefix("kafkit-restart-")
-            .tempdir()
-            .expect("temp dir");
-        let out = script(&["start", path(dir.path())]);
-        if out.status.code() == Some(3)
-            && std::env::var("KAFKIT_REQUIRE_BROKER").as_deref() != Ok("1")
-        {
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED (no Java 17 + Maven for a broker): {}",
-                text(&out.stderr)
-            );
-            return None;
-        }
-        // `start` prints the bootstrap address, then the broker's directory.
-        let bootstrap = text(&out.stdout)
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .trim()
-            .to_string();
-        let broker = OwnBroker { dir, bootstrap };
-        assert!(
-            out.status.success() && !broker.bootstrap.is_empty(),
-            "kafka-broker.sh start failed: {}",
-            text(&out.stderr)
-        );
-        Some(broker)
-    }
-
-    fn pid(&self) -> Option<String> {
-        std::fs::read_to_string(self.dir.path().join("broker.pid"))
-            .ok()
-            .map(|s| s.trim().to_string())
-    }
-
-    /// SIGKILL: no clean shutdown, the log is recovered at the next start.
-    fn kill(&self) {
-        let pid = self.pid().expect("a running broker has a pid file");
-        let status = Command::new("kill").args(["-KILL", &pid]).status();
-        assert!(status.is_ok_and(|s| s.success()), "kill -9 {pid}");
-    }
-
-    /// A clean shutdown (SIGTERM, waited for).
-    fn stop(&self) {
-        let out = script(&["stop", path(self.dir.path())]);
-        assert!(
-            out.status.success(),
-            "kafka-broker.sh stop: {}",
-            text(&out.stderr)
-        );
-    }
-
-    /// Starts the broker again on the same port with the same data.
-    fn restart(&self) {
-        let out = script(&["restart", path(self.dir.path())]);
-        assert!(
-            out.status.success(),
-            "kafka-broker.sh restart: {}",
-            text(&out.stderr)
-        );
-        assert_eq!(
-            text(&out.stdout).trim(),
-            self.bootstrap,
-            "the broker came back on another address"
-        );
-    }
-}
-
-impl Drop for OwnBroker {
-    fn drop(&mut self) {
-        // Throwaway data: SIGKILL is instant. The directory goes with the TempDir.
-        if let Some(pid) = self.pid() {
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid])
-                .stderr(Stdio::null())
-                .status();
-        }
-    }
-}
-
-fn path(p: &Path) -> &str {
-    p.to_str().expect("a UTF-8 temp path")
-}
-
-/// Runs the broker script with this process as the broker's owner.
-fn script(args: &[&str]) -> std::process::Output {
-    Command::new("bash")
-        .arg(broker::script())
-        .args(args)
-        .env("KAFKIT_BROKER_OWNER", std::process::id().to_string())
-        .stdin(Stdio::null())
-        .output()
-        .expect("the broker script runs")
-}
-
 fn line(i: usize) -> String {
     format!("{i:07} {}", "r".repeat(52))
 }
 
 #[test]
 fn producer_survives_broker_kill_and_restart_without_loss_or_duplicates() {
-    let Some(own) = OwnBroker::start() else {
+    let Some(own) = OwnBroker::start("kafkit-restart-", "") else {
         return;
     };
     let bootstrap = own.bootstrap.clone();
     let topic = broker::unique_topic("restart");
     let out = broker::java_tool(
-        "org.apache.kafka.tools.TopicCommand",
+        broker::TOPIC_COMMAND,
         &[
             "--bootstrap-server",
             &bootstrap,
@@ -317,7 +205,7 @@ fn wait_for_lines(path: &Path, n: usize) -> String {
 
 #[test]
 fn group_consumer_waits_out_a_broker_restart() {
-    let Some(own) = OwnBroker::start() else {
+    let Some(own) = OwnBroker::start("kafkit-restart-", "") else {
         return;
     };
     let bootstrap = own.bootstrap.clone();
@@ -376,11 +264,7 @@ fn group_consumer_waits_out_a_broker_restart() {
     own.restart();
     produce(100, 200);
     let got = wait_for_lines(&out_path, 200);
-    let status = Command::new("kill")
-        .args(["-INT", &consumer.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    signal(&consumer, "-INT");
     let ended = consumer.wait().unwrap();
     let err = std::fs::read_to_string(&err_path).unwrap();
     assert_eq!(ended.code(), Some(130), "{err}");

@@ -9,21 +9,14 @@
 //! kafkit prints to stdout, and as sorted lines where Java prints hash-map order or puts its
 //! errors and warnings on stdout (kafkit: stderr).
 
-mod common;
-
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::broker;
+use crate::common::broker::{self, CONSOLE_CONSUMER, GROUP_COMMAND, create_topic};
+use crate::common::text;
 use serde_json::{Value, json};
 
 const G: &str = "kafka-consumer-groups";
-const GROUP_COMMAND: &str = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand";
-const CONSOLE_CONSUMER: &str = "org.apache.kafka.tools.consumer.ConsoleConsumer";
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// The lines of `s` without Java's stdout-only error and warning lines and blank lines, sorted.
 fn sorted_rows(s: &str) -> Vec<String> {
@@ -37,22 +30,11 @@ fn sorted_rows(s: &str) -> Vec<String> {
 }
 
 fn ours(args: &[&str]) -> Output {
-    broker::kafkit(G)
-        .args(args)
-        .output()
-        .expect("kafka-consumer-groups runs")
+    broker::run(G, args, None)
 }
 
 fn ours_ok(args: &[&str]) -> String {
-    let out = ours(args);
-    assert!(
-        out.status.success(),
-        "kafka-consumer-groups {args:?} failed: {}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    assert!(!text(&out.stderr).contains("panicked"));
-    text(&out.stdout)
+    broker::ok(G, args, None)
 }
 
 /// Our tool failing with exit 1: its stderr.
@@ -71,17 +53,7 @@ fn ours_err(args: &[&str]) -> (String, String) {
 
 /// The Java tool's stdout (it exits 0 even after `Error:`).
 fn java(args: &[&str]) -> String {
-    let bootstrap = broker::bootstrap();
-    let mut all = vec!["--bootstrap-server", bootstrap.as_str()];
-    all.extend_from_slice(args);
-    let out = broker::java_tool(GROUP_COMMAND, &all);
-    assert!(
-        out.status.success(),
-        "Java kafka-consumer-groups {args:?} failed: {}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
+    broker::java_ok(GROUP_COMMAND, args)
 }
 
 /// Both tools on the same state must print exactly the same stdout.
@@ -89,14 +61,6 @@ fn same(args: &[&str]) -> String {
     let o = ours_ok(args);
     assert_eq!(o, java(args), "{args:?}");
     o
-}
-
-fn create_topic(topic: &str, partitions: u32) {
-    broker::kafkit("kafka-topics")
-        .args(["--create", "--topic", topic, "--partitions"])
-        .arg(partitions.to_string())
-        .assert()
-        .success();
 }
 
 /// Produces `n` keyed records per partition of `topic` (keys spread them over the partitions).
@@ -115,11 +79,8 @@ fn produce(topic: &str, partitions: u32, n: usize) {
 
 /// The Java console consumer reading `max` records for `group` and committing them on close.
 fn java_consume(topic: &str, group: &str, max: usize, extra: &[&str]) {
-    let bootstrap = broker::bootstrap();
     let max = max.to_string();
     let mut args = vec![
-        "--bootstrap-server",
-        bootstrap.as_str(),
         "--topic",
         topic,
         "--group",
@@ -131,12 +92,7 @@ fn java_consume(topic: &str, group: &str, max: usize, extra: &[&str]) {
         "30000",
     ];
     args.extend_from_slice(extra);
-    let out = broker::java_tool(CONSOLE_CONSUMER, &args);
-    assert!(
-        out.status.success(),
-        "Java consumer for {group}: {}",
-        text(&out.stderr)
-    );
+    broker::java_ok(CONSOLE_CONSUMER, &args);
 }
 
 /// A Java console consumer left running as an active member; killed when dropped.

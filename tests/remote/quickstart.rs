@@ -1,32 +1,11 @@
 //! The Kafka quickstart, exactly as a tutorial writes it, against a real Kafka 4.3.1 broker with
 //! `--bootstrap-server`: our four tools only, with the Java tools as the oracle for output.
 
-mod common;
-
-use common::broker;
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use crate::common::broker::{self, GROUP_COMMAND};
+use crate::common::{sorted, text};
 
 fn ours(tool: &str, args: &[&str], stdin: &str) -> String {
-    let out = broker::kafkit(tool)
-        .args(args)
-        .write_stdin(stdin.to_string())
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{tool} {args:?}: {}",
-        text(&out.stderr)
-    );
-    text(&out.stdout)
-}
-
-fn sorted(text: &str) -> Vec<String> {
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    lines.sort();
-    lines
+    broker::ok(tool, args, Some(stdin.as_bytes()))
 }
 
 #[test]
@@ -98,7 +77,7 @@ fn quickstart_on_a_cluster() {
     );
     assert_eq!(again, "");
     let described = broker::java_tool(
-        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+        GROUP_COMMAND,
         &[
             "--bootstrap-server",
             &bootstrap,

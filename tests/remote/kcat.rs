@@ -1,12 +1,11 @@
 //! Interop with an independent client, kcat (librdkafka), against the real broker: kcat reads
 //! what our producer wrote and we read what kcat wrote, in every codec, keys and headers included.
 
-mod common;
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use common::broker;
+use crate::common::broker::{self, create_topic};
+use crate::common::sorted;
 
 /// kcat, or `None` (loudly) where it is not installed; CI installs it and requires it.
 fn kcat() -> Option<&'static str> {
@@ -25,24 +24,6 @@ fn kcat() -> Option<&'static str> {
     Some("kcat")
 }
 
-fn create(topic: &str) {
-    let out = broker::kafkit("kafka-topics")
-        .args(["--create", "--topic", topic, "--partitions", "2"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn sorted(text: &str) -> Vec<String> {
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    lines.sort();
-    lines
-}
-
 #[test]
 fn kcat_reads_ours_and_we_read_kcats_in_every_codec() {
     let Some(kcat) = kcat() else { return };
@@ -56,7 +37,7 @@ fn kcat_reads_ours_and_we_read_kcats_in_every_codec() {
     for codec in ["none", "gzip", "snappy", "lz4", "zstd"] {
         // Ours -> kcat.
         let topic = broker::unique_topic(&format!("kcat-in-{codec}"));
-        create(&topic);
+        create_topic(&topic, 2);
         let input: String = (0..50).map(|i| format!("h:x{i}\tk{i}\tv{i}\n")).collect();
         let out = broker::kafkit("kafka-console-producer")
             .args(["--topic", &topic, "--compression-codec", codec])
@@ -102,7 +83,7 @@ fn kcat_reads_ours_and_we_read_kcats_in_every_codec() {
 
         // kcat -> ours.
         let topic = broker::unique_topic(&format!("kcat-out-{codec}"));
-        create(&topic);
+        create_topic(&topic, 2);
         let mut child = Command::new(kcat)
             .args([
                 "-P", "-b", &bootstrap, "-t", &topic, "-K", ":", "-H", "h=fixed", "-z", codec,

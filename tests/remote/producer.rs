@@ -2,36 +2,13 @@
 //! produce is read back by the Java console consumer from the same jars (the oracle), for every
 //! codec, acks setting and input format; keyed records land where Java's producer puts them.
 
-mod common;
-
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::Instant;
 
-use common::broker;
+use crate::common::broker::{self, CONSOLE_CONSUMER, java_create_topic, java_produce};
+use crate::common::{sorted, text};
 
 const P: &str = "kafka-console-producer";
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Creates a topic with the Java tool (so our producer is the only thing under test).
-fn create_topic(topic: &str, partitions: u32) {
-    let out = broker::java_topics(&[
-        "--create",
-        "--topic",
-        topic,
-        "--partitions",
-        &partitions.to_string(),
-    ]);
-    assert!(
-        out.status.success(),
-        "create {topic}: {}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-}
 
 /// Runs our producer on `input`.
 fn produce(topic: &str, args: &[&str], input: &str) -> Output {
@@ -57,11 +34,8 @@ fn produce_ok(topic: &str, args: &[&str], input: &str) {
 
 /// The Java console consumer: the first `n` records of `topic`, one line each.
 fn java_consume(topic: &str, n: usize, props: &[&str]) -> String {
-    let bootstrap = broker::bootstrap();
     let n = n.to_string();
     let mut args = vec![
-        "--bootstrap-server",
-        bootstrap.as_str(),
         "--topic",
         topic,
         "--from-beginning",
@@ -73,48 +47,7 @@ fn java_consume(topic: &str, n: usize, props: &[&str]) -> String {
     for p in props {
         args.extend(["--formatter-property", p]);
     }
-    let out = broker::java_tool("org.apache.kafka.tools.consumer.ConsoleConsumer", &args);
-    assert!(
-        out.status.success(),
-        "Java consumer failed: {}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
-}
-
-/// The Java console producer on `input`.
-fn java_produce(topic: &str, args: &[&str], input: &str) {
-    let bootstrap = broker::bootstrap();
-    let mut child = Command::new("bash")
-        .arg(broker::script())
-        .args(["tool", "org.apache.kafka.tools.ConsoleProducer"])
-        .args(["--bootstrap-server", &bootstrap, "--topic", topic])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the broker script runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write stdin");
-    let out = child.wait_with_output().expect("Java producer ends");
-    assert!(
-        out.status.success(),
-        "Java producer failed: {}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-}
-
-fn sorted(s: &str) -> Vec<&str> {
-    let mut lines: Vec<&str> = s.lines().collect();
-    lines.sort_unstable();
-    lines
+    broker::java_ok(CONSOLE_CONSUMER, &args)
 }
 
 #[test]
@@ -123,7 +56,7 @@ fn keys_and_headers_read_back_by_java() {
         return;
     };
     let topic = broker::unique_topic("rp-kh");
-    create_topic(&topic, 1);
+    java_create_topic(&topic, 1);
     let input = "h1:v1,h2:v2\tk1\tfirst value\nh3:x\tk2\tsecond\nh4:\tk3\tempty header value\n";
     produce_ok(
         &topic,
@@ -152,7 +85,7 @@ fn every_codec_is_readable_by_java() {
         .collect();
     for codec in ["none", "gzip", "snappy", "lz4", "zstd"] {
         let topic = broker::unique_topic(&format!("rp-{codec}"));
-        create_topic(&topic, 1);
+        java_create_topic(&topic, 1);
         // A small batch size: several batches in one flush, each compressed on its own.
         produce_ok(
             &topic,
@@ -170,12 +103,12 @@ fn keys_land_on_the_partition_java_picks() {
     };
     let ours = broker::unique_topic("rp-part-ours");
     let java = broker::unique_topic("rp-part-java");
-    create_topic(&ours, 7);
-    create_topic(&java, 7);
+    java_create_topic(&ours, 7);
+    java_create_topic(&java, 7);
     let input: String = (0..50).map(|i| format!("key-{i}\tvalue {i}\n")).collect();
     let key = ["--reader-property", "parse.key=true"];
     produce_ok(&ours, &key, &input);
-    java_produce(&java, &key, &input);
+    java_produce(&java, &input.lines().collect::<Vec<_>>(), &key);
     let props = ["print.key=true", "print.partition=true"];
     let (a, b) = (
         java_consume(&ours, 50, &props),
@@ -199,7 +132,7 @@ fn acks_0_and_1_and_sync() {
         &["--command-property", "enable.idempotence=false"],
     ] {
         let topic = broker::unique_topic("rp-acks");
-        create_topic(&topic, 3);
+        java_create_topic(&topic, 3);
         let input: String = (0..30).map(|i| format!("v{i}\n")).collect();
         produce_ok(&topic, args, &input);
         assert_eq!(
@@ -216,7 +149,7 @@ fn json_input_with_partition_and_timestamp() {
         return;
     };
     let topic = broker::unique_topic("rp-json");
-    create_topic(&topic, 3);
+    java_create_topic(&topic, 3);
     let input = concat!(
         r#"{"partition":2,"timestamp":1700000000123,"key":"k","value":"v","headers":[["h","x"]]}"#,
         "\n",
@@ -249,7 +182,7 @@ fn many_batches_and_flushes_in_order() {
         return;
     };
     let topic = broker::unique_topic("rp-many");
-    create_topic(&topic, 1);
+    java_create_topic(&topic, 1);
     let input: String = (0..20000)
         .map(|i| format!("record number {i:06}\n"))
         .collect();
@@ -324,7 +257,7 @@ fn idempotent_by_default_and_not_with_acks_1() {
         (&["--request-required-acks", "1"][..], false),
     ] {
         let topic = broker::unique_topic("rp-idem");
-        create_topic(&topic, 1);
+        java_create_topic(&topic, 1);
         let input: String = (0..300).map(|i| format!("{i}\n")).collect();
         // Small batches: several requests in a row for the partition, sequences continuing.
         produce_ok(&topic, &[args, &["--batch-size", "1000"]].concat(), &input);
@@ -378,7 +311,7 @@ fn pipelined_requests_keep_order_at_every_in_flight_limit() {
         ("20", &["--request-required-acks", "1"][..]),
     ] {
         let topic = broker::unique_topic("rp-inflight");
-        create_topic(&topic, 2);
+        java_create_topic(&topic, 2);
         let property = format!("max.in.flight.requests.per.connection={in_flight}");
         let args = [
             &["--batch-size", "2000", "--command-property", &property][..],
@@ -406,7 +339,7 @@ fn pipelined_requests_keep_order_at_every_in_flight_limit() {
     }
     // Idempotence allows at most 5 requests in flight (the broker remembers 5 batches).
     let topic = broker::unique_topic("rp-inflight");
-    create_topic(&topic, 1);
+    java_create_topic(&topic, 1);
     let out = produce(
         &topic,
         &[
@@ -451,7 +384,7 @@ fn bulk_batches_stay_within_the_topics_max_message_bytes() {
     assert_eq!(text(&got.stdout), input);
     // An explicit batch.size is kept as given, also for bulk input.
     let topic = broker::unique_topic("rp-bulk-given");
-    create_topic(&topic, 1);
+    java_create_topic(&topic, 1);
     produce_ok(&topic, &["--batch-size", "4096"], &input);
     assert_eq!(java_consume(&topic, 20_000, &[]), input);
 }
@@ -511,7 +444,7 @@ fn the_same_input_makes_the_same_batches_on_both_backends() {
         .write_stdin(input.clone())
         .assert()
         .success();
-    let local = common::Kafkit::new();
+    let local = crate::common::Kafkit::new();
     local.ok(
         "kafka-topics",
         &["--create", "--topic", &topic, "--partitions", "3"],

@@ -5,32 +5,15 @@
 //! new consumer group protocol (KIP-848, `group.protocol=consumer`), and a cluster without it
 //! refuses ours with a hint.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::broker;
-
-const CONSUMER: &str = "org.apache.kafka.tools.consumer.ConsoleConsumer";
-const GROUPS: &str = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand";
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn create(topic: &str, partitions: u32) {
-    let out = broker::java_topics(&[
-        "--create",
-        "--topic",
-        topic,
-        "--partitions",
-        &partitions.to_string(),
-    ]);
-    assert!(out.status.success(), "create: {}", text(&out.stderr));
-}
+use crate::common::broker::{
+    self, CONSOLE_CONSUMER, GROUP_COMMAND, OwnBroker, TOPIC_COMMAND, java_create_topic,
+};
+use crate::common::{signal, text};
 
 /// Produces `lines` with our producer (keyed `k<i>`, so they spread over the partitions).
 fn produce(topic: &str, lines: &[String]) {
@@ -70,7 +53,7 @@ impl Running {
         let child = Command::new("bash")
             .arg(broker::script())
             .arg("tool")
-            .arg(CONSUMER)
+            .arg(CONSOLE_CONSUMER)
             .args(["--bootstrap-server", &broker::bootstrap()])
             .args(["--topic", topic, "--group", group])
             .args(extra)
@@ -88,11 +71,7 @@ impl Running {
     /// Interrupts the consumer as Ctrl-C would (it commits and leaves the group), returning
     /// what it printed.
     fn interrupt(mut self) -> Vec<String> {
-        let status = Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(status.success());
+        signal(&self.child, "-INT");
         let start = Instant::now();
         while self.child.try_wait().expect("wait").is_none() {
             assert!(
@@ -153,7 +132,7 @@ impl Drop for Running {
 /// while the group is rebalancing (the counts are then those of the last generation).
 fn members(group: &str) -> BTreeMap<String, usize> {
     let out = broker::java_tool(
-        GROUPS,
+        GROUP_COMMAND,
         &[
             "--bootstrap-server",
             &broker::bootstrap(),
@@ -186,7 +165,7 @@ fn members(group: &str) -> BTreeMap<String, usize> {
 /// The Java tool's `--describe --group`.
 fn java_describe(group: &str) -> std::process::Output {
     broker::java_tool(
-        GROUPS,
+        GROUP_COMMAND,
         &[
             "--bootstrap-server",
             &broker::bootstrap(),
@@ -258,7 +237,7 @@ fn ours_and_java_split_the_partitions_and_read_each_record_once() {
     };
     let topic = broker::unique_topic("cg-split");
     let group = broker::unique_topic("cg-split-group");
-    create(&topic, 6);
+    java_create_topic(&topic, 6);
     // Both join before any record exists, so the split is visible in what each prints.
     let ours = Running::ours(&topic, &group, &[]);
     let java = Running::java(&topic, &group, &[]);
@@ -289,7 +268,7 @@ fn a_member_that_leaves_hands_over_at_its_committed_offsets() {
     };
     let topic = broker::unique_topic("cg-handover");
     let group = broker::unique_topic("cg-handover-group");
-    create(&topic, 3);
+    java_create_topic(&topic, 3);
     let lines: Vec<String> = (0..300).map(|i| format!("h{i}")).collect();
     produce(&topic, &lines);
     // Ours reads a part and leaves (committing what it printed); Java reads the next part;
@@ -317,7 +296,7 @@ fn a_member_joining_later_takes_partitions_without_duplicates() {
     };
     let topic = broker::unique_topic("cg-join");
     let group = broker::unique_topic("cg-join-group");
-    create(&topic, 4);
+    java_create_topic(&topic, 4);
     let first: Vec<String> = (0..200).map(|i| format!("a{i}")).collect();
     produce(&topic, &first);
     // Java alone first, then ours joins: a rebalance while both run.
@@ -343,7 +322,7 @@ fn committed_offsets_are_what_java_describes() {
     };
     let topic = broker::unique_topic("cg-commit");
     let group = broker::unique_topic("cg-commit-group");
-    create(&topic, 1);
+    java_create_topic(&topic, 1);
     let lines: Vec<String> = (0..50).map(|i| format!("c{i}")).collect();
     produce(&topic, &lines);
     Running::ours(
@@ -353,7 +332,7 @@ fn committed_offsets_are_what_java_describes() {
     )
     .finish(Duration::from_secs(60));
     let out = broker::java_tool(
-        GROUPS,
+        GROUP_COMMAND,
         &[
             "--bootstrap-server",
             &broker::bootstrap(),
@@ -379,7 +358,7 @@ fn heartbeats_keep_a_member_whose_output_is_blocked() {
     };
     let topic = broker::unique_topic("cg-blocked");
     let group = broker::unique_topic("cg-blocked-group");
-    create(&topic, 2);
+    java_create_topic(&topic, 2);
     // Far more than a pipe holds: the consumer blocks writing while nobody reads its stdout.
     let lines: Vec<String> = (0..20_000).map(|i| format!("{i:0>100}")).collect();
     produce(&topic, &lines);
@@ -409,11 +388,7 @@ fn heartbeats_keep_a_member_whose_output_is_blocked() {
         out
     });
     wait_for_commits(&group, &topic, 20_000);
-    let status = Command::new("kill")
-        .args(["-INT", &ours.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    signal(&ours.child, "-INT");
     let _ = ours.child.wait();
     let out = reader.join().unwrap();
     assert_each_once(&out.lines().map(str::to_string).collect::<Vec<_>>(), &lines);
@@ -428,7 +403,7 @@ fn ours_joins_a_group_of_java_consumers_on_the_new_protocol() {
     // with the classic protocol, which Kafka 4.x accepts, and the two still split the work.
     let topic = broker::unique_topic("cg-mixed");
     let group = broker::unique_topic("cg-mixed-group");
-    create(&topic, 4);
+    java_create_topic(&topic, 4);
     let java = Running::java(
         &topic,
         &group,
@@ -459,7 +434,7 @@ const NEW_PROTOCOL: [&str; 2] = ["--command-property", "group.protocol=consumer"
 /// The group's type and state as the Java tool's `--list --state` prints them, once listed.
 fn group_type(group: &str) -> Option<(String, String)> {
     let out = broker::java_tool(
-        GROUPS,
+        GROUP_COMMAND,
         &[
             "--bootstrap-server",
             &broker::bootstrap(),
@@ -482,7 +457,7 @@ fn ours_and_java_both_on_the_new_protocol_split_the_work() {
     };
     let topic = broker::unique_topic("cg-848");
     let group = broker::unique_topic("cg-848-group");
-    create(&topic, 4);
+    java_create_topic(&topic, 4);
     let ours = Running::ours(&topic, &group, &NEW_PROTOCOL);
     wait_for_members(&group, 1, 4);
     let java = Running::java(&topic, &group, &NEW_PROTOCOL);
@@ -516,7 +491,7 @@ fn ours_on_the_new_protocol_makes_a_consumer_group_and_hands_over_on_leaving() {
     };
     let topic = broker::unique_topic("cg-848-leave");
     let group = broker::unique_topic("cg-848-leave-group");
-    create(&topic, 3);
+    java_create_topic(&topic, 3);
     let lines: Vec<String> = (0..300).map(|i| format!("l{i}")).collect();
     produce(&topic, &lines);
     // A long-running member: the Java tool lists the group as a consumer-protocol group.
@@ -531,7 +506,7 @@ fn ours_on_the_new_protocol_makes_a_consumer_group_and_hands_over_on_leaving() {
     assert!(running.interrupt().is_empty());
     // Reset to the beginning so that the next members read everything.
     let reset = broker::java_tool(
-        GROUPS,
+        GROUP_COMMAND,
         &[
             "--bootstrap-server",
             &broker::bootstrap(),
@@ -556,57 +531,6 @@ fn ours_on_the_new_protocol_makes_a_consumer_group_and_hands_over_on_leaving() {
     assert_each_once(&all, &lines);
 }
 
-/// A broker of one test alone, killed on drop (and by the script's owner watcher once this
-/// process is gone, however it ended).
-struct OwnBroker {
-    dir: tempfile::TempDir,
-    bootstrap: String,
-}
-
-impl OwnBroker {
-    /// Starts a broker with `extra` lines in its server.properties.
-    fn start(extra: &str) -> OwnBroker {
-        let dir = tempfile::Builder::new()
-            .prefix("kafkit-classic-only-")
-            .tempdir()
-            .expect("temp dir");
-        let out = Command::new("bash")
-            .arg(broker::script())
-            .arg("start")
-            .arg(dir.path())
-            .env("KAFKIT_BROKER_OWNER", std::process::id().to_string())
-            .env("KAFKIT_BROKER_EXTRA_PROPERTIES", extra)
-            .stdin(Stdio::null())
-            .output()
-            .expect("the broker script runs");
-        // `start` prints the bootstrap address, then the broker's directory.
-        let bootstrap = text(&out.stdout)
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .trim()
-            .to_string();
-        let own = OwnBroker { dir, bootstrap };
-        assert!(
-            out.status.success() && !own.bootstrap.is_empty(),
-            "kafka-broker.sh start failed: {}",
-            text(&out.stderr)
-        );
-        own
-    }
-}
-
-impl Drop for OwnBroker {
-    fn drop(&mut self) {
-        if let Ok(pid) = std::fs::read_to_string(self.dir.path().join("broker.pid")) {
-            let _ = Command::new("kill")
-                .args(["-KILL", pid.trim()])
-                .stderr(Stdio::null())
-                .status();
-        }
-    }
-}
-
 #[test]
 fn a_cluster_without_the_new_protocol_is_refused_with_a_hint() {
     // The shared broker first: it makes sure Java and Maven are there (or skips as every test
@@ -614,10 +538,15 @@ fn a_cluster_without_the_new_protocol_is_refused_with_a_hint() {
     let Some(_) = broker::try_bootstrap() else {
         return;
     };
-    let own = OwnBroker::start("group.coordinator.rebalance.protocols=classic");
+    let Some(own) = OwnBroker::start(
+        "kafkit-classic-only-",
+        "group.coordinator.rebalance.protocols=classic",
+    ) else {
+        return;
+    };
     let topic = broker::unique_topic("cg-classic-only");
     let out = broker::java_tool(
-        "org.apache.kafka.tools.TopicCommand",
+        TOPIC_COMMAND,
         &[
             "--bootstrap-server",
             &own.bootstrap,
@@ -681,7 +610,7 @@ fn failed_stdout_commits_only_what_was_written() {
         return;
     };
     let topic = broker::unique_topic("cg-stdout");
-    create(&topic, 1);
+    java_create_topic(&topic, 1);
     let lines: Vec<String> = (0..30_000).map(|i| format!("r{i:06}")).collect();
     produce(&topic, &lines);
 

@@ -4,101 +4,25 @@
 //!
 //! The broker is shared by the tests of this binary, so every test uses its own topics.
 
-mod common;
-
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::broker;
+use crate::common::broker::{self, CONSOLE_CONSUMER, java_create_topic, java_produce};
+use crate::common::{sorted, text};
 
 const C: &str = "kafka-console-consumer";
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn sorted(text: &str) -> Vec<&str> {
-    let mut lines: Vec<&str> = text.lines().collect();
-    lines.sort();
-    lines
-}
-
-/// Creates a topic with the Java `kafka-topics`.
-fn create(topic: &str, partitions: u32) {
-    let out = broker::java_topics(&[
-        "--create",
-        "--topic",
-        topic,
-        "--partitions",
-        &partitions.to_string(),
-    ]);
-    assert!(
-        out.status.success(),
-        "create {topic}: {}",
-        text(&out.stderr)
-    );
-}
-
-/// Produces `lines` with the Java console producer, plus its extra arguments.
-fn produce(topic: &str, lines: &[String], extra: &[&str]) {
-    let bootstrap = broker::bootstrap();
-    let mut child = Command::new("bash")
-        .arg(broker::script())
-        .arg("tool")
-        .arg("org.apache.kafka.tools.ConsoleProducer")
-        .args(["--bootstrap-server", &bootstrap, "--topic", topic])
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the Java console producer runs");
-    {
-        let mut stdin = child.stdin.take().expect("stdin");
-        for line in lines {
-            writeln!(stdin, "{line}").expect("write to the producer");
-        }
-    }
-    let out = child.wait_with_output().expect("producer finishes");
-    assert!(
-        out.status.success(),
-        "Java producer failed: {}",
-        text(&out.stderr)
-    );
-}
-
 /// The Java console consumer's stdout.
 fn java_consume(args: &[&str]) -> String {
-    let bootstrap = broker::bootstrap();
-    let mut all = vec!["--bootstrap-server", bootstrap.as_str()];
-    all.extend_from_slice(args);
-    let out = broker::java_tool("org.apache.kafka.tools.consumer.ConsoleConsumer", &all);
-    assert!(
-        out.status.success(),
-        "Java consumer {args:?} failed: {}",
-        text(&out.stderr)
-    );
-    text(&out.stdout)
+    broker::java_ok(CONSOLE_CONSUMER, args)
 }
 
 fn ours(args: &[&str]) -> Output {
-    broker::kafkit(C)
-        .args(args)
-        .output()
-        .expect("kafka-console-consumer runs")
+    broker::run(C, args, None)
 }
 
 fn ours_ok(args: &[&str]) -> String {
-    let out = ours(args);
-    assert!(
-        out.status.success(),
-        "kafka-console-consumer {args:?} failed: {}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    assert!(!text(&out.stderr).contains("panicked"));
-    text(&out.stdout)
+    broker::ok(C, args, None)
 }
 
 fn values(n: usize) -> Vec<String> {
@@ -111,11 +35,11 @@ fn from_beginning_with_keys_and_headers_matches_java() {
         return;
     };
     let topic = broker::unique_topic("rc-java");
-    create(&topic, 3);
+    java_create_topic(&topic, 3);
     let lines: Vec<String> = (0..30)
         .map(|i| format!("h1:a{i},h2:b\tkey-{}\tvalue-{i}", i % 7))
         .collect();
-    produce(
+    java_produce(
         &topic,
         &lines,
         &[
@@ -167,9 +91,9 @@ fn compressed_topics_decode() {
     };
     for codec in ["gzip", "lz4", "zstd", "snappy"] {
         let topic = broker::unique_topic(&format!("rc-{codec}"));
-        create(&topic, 1);
+        java_create_topic(&topic, 1);
         let lines = values(200);
-        produce(&topic, &lines, &["--compression-codec", codec]);
+        java_produce(&topic, &lines, &["--compression-codec", codec]);
         let mine = ours_ok(&["--topic", &topic, "--from-beginning", "--until-end"]);
         assert_eq!(mine.lines().collect::<Vec<_>>(), lines, "{codec}");
         // From the middle of a compressed batch: records below the offset are skipped.
@@ -203,10 +127,10 @@ fn partition_offset_and_until_end() {
         return;
     };
     let topic = broker::unique_topic("rc-offset");
-    create(&topic, 2);
+    java_create_topic(&topic, 2);
     // Distinct keys spread the records over both partitions (murmur2), about 20 each.
     let keyed: Vec<String> = values(40).iter().map(|v| format!("k{v}\t{v}")).collect();
-    produce(&topic, &keyed, &["--reader-property", "parse.key=true"]);
+    java_produce(&topic, &keyed, &["--reader-property", "parse.key=true"]);
     let java = java_consume(&[
         "--topic",
         &topic,
@@ -271,8 +195,8 @@ fn tails_new_records() {
         return;
     };
     let topic = broker::unique_topic("rc-tail");
-    create(&topic, 1);
-    produce(&topic, &values(3), &[]);
+    java_create_topic(&topic, 1);
+    java_produce(&topic, &values(3), &[]);
     let bootstrap = broker::bootstrap();
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin(C))
         .args([
@@ -291,7 +215,7 @@ fn tails_new_records() {
         .expect("consumer starts");
     // The consumer starts at the end: only what is produced now is printed.
     std::thread::sleep(Duration::from_millis(1500));
-    produce(&topic, &["new-1".to_string(), "new-2".to_string()], &[]);
+    java_produce(&topic, &["new-1".to_string(), "new-2".to_string()], &[]);
     let out = child.wait_with_output().expect("consumer ends");
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "new-1\nnew-2\n");
@@ -329,10 +253,10 @@ fn read_committed_skips_aborted_transactions() {
     };
     let input = broker::unique_topic("rc-txin");
     let output = broker::unique_topic("rc-txout");
-    create(&input, 1);
-    create(&output, 1);
+    java_create_topic(&input, 1);
+    java_create_topic(&output, 1);
     let lines = values(200);
-    produce(&input, &lines, &[]);
+    java_produce(&input, &lines, &[]);
     // Java's transactional copier, aborting some of its 10-record transactions at random and
     // copying those records again: read_committed sees each input record exactly once.
     let out = broker::java_tool(
@@ -407,9 +331,9 @@ fn until_end_stops_on_a_compacted_topic() {
     let lines: Vec<String> = (0..50)
         .map(|i| format!("k{}\tv{}-{}", i % 10, i % 10, i / 10))
         .collect();
-    produce(&topic, &lines, &["--property", "parse.key=true"]);
+    java_produce(&topic, &lines, &["--property", "parse.key=true"]);
     std::thread::sleep(Duration::from_millis(300));
-    produce(
+    java_produce(
         &topic,
         &["k0\tlast".to_string()],
         &["--property", "parse.key=true"],
