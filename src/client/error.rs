@@ -31,6 +31,14 @@ pub enum ClientError {
     /// Talking to the cluster failed: connection, protocol, security.
     #[error(transparent)]
     Remote(RemoteError),
+    /// An error with what was being done when it happened (`cannot write to partition t-0`);
+    /// the cause keeps its own kind.
+    #[error("{context}: {source}")]
+    Context {
+        context: String,
+        #[source]
+        source: Box<ClientError>,
+    },
     /// No `--log-dir` and no environment variable says where the embedded log lives.
     #[error(
         "cannot find a home for the embedded log: set --log-dir, KAFKIT_LOG_DIR, XDG_DATA_HOME or HOME"
@@ -53,6 +61,14 @@ impl ClientError {
         RemoteError::broker(code, message).into()
     }
 
+    /// Wraps this error with what was being done.
+    pub fn context(self, context: impl Into<String>) -> ClientError {
+        ClientError::Context {
+            context: context.into(),
+            source: Box::new(self),
+        }
+    }
+
     /// Kafka's error kind, when the request was refused with one.
     pub fn kind(&self) -> Option<ResponseError> {
         match self {
@@ -68,6 +84,7 @@ impl ClientError {
             ClientError::Local(LocalError::OffsetOutOfRange { .. }) => {
                 Some(ResponseError::OffsetOutOfRange)
             }
+            ClientError::Context { source, .. } => source.kind(),
             _ => None,
         }
     }
@@ -75,7 +92,11 @@ impl ClientError {
     /// Whether the cluster could not be reached (refused, closed, timed out): it may answer
     /// again in a moment, unlike a refusal or a bad setting.
     pub fn is_connection(&self) -> bool {
-        matches!(self, ClientError::Remote(e) if e.is_connection())
+        match self {
+            ClientError::Remote(e) => e.is_connection(),
+            ClientError::Context { source, .. } => source.is_connection(),
+            _ => false,
+        }
     }
 
     /// For a connection failure, what happened in a few words, without the hints meant for a

@@ -4,8 +4,6 @@
 //! The embedded log answers as a one-broker cluster would (broker id 0, one replica per
 //! partition), so that a tool prints the same thing for the same state on both backends.
 
-use kafka_protocol::ResponseError;
-
 use super::{Backend, Client, ClientError, Result};
 use crate::local;
 use crate::remote::{PartitionInfo, RemoteError, TopicInfo};
@@ -205,9 +203,4 @@ fn outcomes(list: Vec<(String, crate::remote::error::Result<()>)>) -> Vec<TopicO
     list.into_iter()
         .map(|(name, outcome)| (name, outcome.map_err(ClientError::from)))
         .collect()
-}
-
-/// Shorthand for a refusal the embedded log words as a broker would.
-pub(crate) fn refused(kind: ResponseError, message: impl Into<String>) -> ClientError {
-    ClientError::kafka(kind, message)
 }

@@ -8,7 +8,6 @@ use kafka_protocol::ResponseError;
 
 use super::logdir::LOCAL_NODE_ID;
 use super::{LocalError, LogDir, TopicMeta};
-use crate::client::topics::refused;
 use crate::client::{
     ClientError, ConfigEntry, NewTopic, PartitionDescription, PartitionIncrease, Result,
     TopicDescription, TopicListing, TopicOutcome, topic_config, topic_name,
@@ -86,7 +85,7 @@ fn create_topic(dir: &LogDir, t: &NewTopic) -> Result<()> {
     if let Some(policy) = configs.get("cleanup.policy")
         && policy.split(',').any(|p| p.trim() == "compact")
     {
-        return Err(refused(
+        return Err(ClientError::kafka(
             ResponseError::InvalidConfig,
             format!(
                 "cleanup.policy={policy}: compaction is not yet supported on the embedded log; use cleanup.policy=delete, or a Kafka cluster"
@@ -95,7 +94,7 @@ fn create_topic(dir: &LogDir, t: &NewTopic) -> Result<()> {
     }
     on_this_broker(&t.assignments, 0)?;
     if let Some(rf) = t.replication_factor.filter(|rf| *rf > 1) {
-        return Err(refused(
+        return Err(ClientError::kafka(
             ResponseError::InvalidReplicationFactor,
             format!(
                 "Unable to replicate the partition {rf} time(s): The target replication factor of {rf} cannot be reached because only 1 broker(s) are registered or some brokers have all their log directories cordoned."
@@ -104,7 +103,7 @@ fn create_topic(dir: &LogDir, t: &NewTopic) -> Result<()> {
     }
     let partitions = match (t.assignments.len(), t.partitions) {
         (0, Some(p)) if p < 1 => {
-            return Err(refused(
+            return Err(ClientError::kafka(
                 ResponseError::InvalidPartitions,
                 "The partitions must be greater than 0",
             ));
@@ -115,9 +114,10 @@ fn create_topic(dir: &LogDir, t: &NewTopic) -> Result<()> {
     };
     match dir.create_topic(&t.name, partitions, configs) {
         Ok(_) => Ok(()),
-        Err(LocalError::Invalid(message)) => {
-            Err(refused(ResponseError::InvalidTopicException, message))
-        }
+        Err(LocalError::Invalid(message)) => Err(ClientError::kafka(
+            ResponseError::InvalidTopicException,
+            message,
+        )),
         Err(e) => Err(e.into()),
     }
 }
@@ -132,7 +132,7 @@ pub fn create_partitions(dir: &LogDir, increases: &[PartitionIncrease]) -> Vec<T
 
 fn create_partitions_of(dir: &LogDir, increase: &PartitionIncrease) -> Result<()> {
     if increase.count < 1 {
-        return Err(refused(
+        return Err(ClientError::kafka(
             ResponseError::InvalidPartitions,
             "The partitions must be greater than 0",
         ));
@@ -141,7 +141,7 @@ fn create_partitions_of(dir: &LogDir, increase: &PartitionIncrease) -> Result<()
     if let Some(assignments) = &increase.assignments {
         let added = (increase.count as u32).saturating_sub(meta.partitions) as usize;
         if assignments.len() < added {
-            return Err(refused(
+            return Err(ClientError::kafka(
                 ResponseError::InvalidReplicaAssignment,
                 format!(
                     "Attempted to add {added} additional partition(s), but only {} assignment(s) were specified.",
@@ -153,9 +153,10 @@ fn create_partitions_of(dir: &LogDir, increase: &PartitionIncrease) -> Result<()
     }
     match dir.add_partitions(&increase.name, increase.count as u32) {
         Ok(()) => Ok(()),
-        Err(LocalError::Invalid(message)) => {
-            Err(refused(ResponseError::InvalidPartitions, message))
-        }
+        Err(LocalError::Invalid(message)) => Err(ClientError::kafka(
+            ResponseError::InvalidPartitions,
+            message,
+        )),
         Err(e) => Err(e.into()),
     }
 }
@@ -176,7 +177,7 @@ pub fn delete_topics(dir: &LogDir, names: &[String]) -> Vec<TopicOutcome> {
 /// A topic that exists, or UNKNOWN_TOPIC_OR_PARTITION with the broker's message.
 fn existing(dir: &LogDir, name: &str) -> Result<TopicMeta> {
     dir.topic(name)?.ok_or_else(|| {
-        refused(
+        ClientError::kafka(
             ResponseError::UnknownTopicOrPartition,
             "This server does not host this topic-partition.",
         )
@@ -188,7 +189,7 @@ fn on_this_broker(assignments: &[Vec<i32>], first: usize) -> Result<()> {
     for (i, ids) in assignments.iter().enumerate() {
         if ids.as_slice() != [LOCAL_NODE_ID] {
             let brokers: Vec<String> = ids.iter().map(i32::to_string).collect();
-            return Err(refused(
+            return Err(ClientError::kafka(
                 ResponseError::InvalidReplicaAssignment,
                 format!(
                     "partition {} is assigned to brokers {}, but the embedded log has a single broker {LOCAL_NODE_ID}; use {LOCAL_NODE_ID} for every partition",

@@ -5,7 +5,6 @@ use kafka_protocol::ResponseError;
 
 use super::lock::LockMode;
 use super::{LocalError, LogDir, TopicMeta};
-use crate::client::topics::refused;
 use crate::client::{ClientError, Result};
 use crate::record::BatchBuilder;
 
@@ -50,7 +49,7 @@ impl LocalWriter {
                     }
                 }
                 None => {
-                    return Err(refused(
+                    return Err(ClientError::kafka(
                         ResponseError::UnknownTopicOrPartition,
                         format!(
                             "Topic '{}' does not exist and auto.create.topics.enable=false in {}; create it with kafka-topics --create --topic {}",
@@ -93,7 +92,7 @@ impl LocalWriter {
         // The shared log-dir lock keeps topic deletion out while we write.
         let _lock = self.dir.lock(LockMode::Shared)?;
         if self.dir.topic(&meta.name)?.is_none_or(|t| t.id != meta.id) {
-            return Err(refused(
+            return Err(ClientError::kafka(
                 ResponseError::UnknownTopicOrPartition,
                 format!(
                     "topic '{}' was deleted while producing; the records read since the last flush were not written",
@@ -107,10 +106,7 @@ impl LocalWriter {
             }
             let log = self.dir.partition(&meta.name, p as u32)?;
             log.append(batches, &config).map_err(|e| {
-                ClientError::Local(LocalError::Invalid(format!(
-                    "cannot write to partition {}-{p}: {e}",
-                    meta.name
-                )))
+                ClientError::from(e).context(format!("cannot write to partition {}-{p}", meta.name))
             })?;
             batches.clear();
         }

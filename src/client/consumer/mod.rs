@@ -757,12 +757,9 @@ enum Loaded {
     Batches { aborted: VecDeque<(i64, i64)> },
 }
 
-/// A damaged batch or record, named with its partition.
+/// A damaged batch or record, named with its partition (the cause keeps its kind).
 fn in_partition(e: crate::record::RecordError, a: &Assigned) -> ClientError {
-    ClientError::Local(LocalError::Invalid(format!(
-        "{e} in partition {}-{}",
-        a.topic, a.partition
-    )))
+    ClientError::from(e).context(format!("partition {}-{}", a.topic, a.partition))
 }
 
 /// Whether a control batch holds an abort marker (control key: version i16, type i16, 0 =
