@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::exceptions::{self, exception};
 use super::reset::{TopicArg, parse_topic_arg};
 
-use super::{Opts, emit, pad};
+use super::options::GroupsOptions;
+use super::{emit, pad};
 use crate::cli::{CliError, usage};
 use crate::client::groups::{GroupAdmin, OffsetDeletion, TopicPartition, Tp};
 
@@ -22,11 +23,11 @@ fn quoted_list(groups: &[String]) -> String {
         .join(", ")
 }
 
-pub(super) fn delete_groups(src: &mut GroupAdmin, o: &Opts) -> Result<(), CliError> {
-    let ids: BTreeSet<String> = if o.has("all-groups") {
+pub(super) fn delete_groups(src: &mut GroupAdmin, o: &GroupsOptions) -> Result<(), CliError> {
+    let ids: BTreeSet<String> = if o.all_groups {
         src.group_ids()?.into_iter().collect()
     } else {
-        o.groups().into_iter().map(str::to_string).collect()
+        o.groups.iter().cloned().collect()
     };
     let mut deleted = Vec::new();
     let mut failed = Vec::new();
@@ -63,14 +64,14 @@ pub(super) fn delete_groups(src: &mut GroupAdmin, o: &Opts) -> Result<(), CliErr
 /// a topic that could not be described (printed as `-`).
 type Outcomes = BTreeMap<Tp, Option<String>>;
 
-pub(super) fn delete_offsets(src: &mut GroupAdmin, o: &Opts) -> Result<(), CliError> {
-    let group = match o.groups().as_slice() {
-        [one] => one.to_string(),
+pub(super) fn delete_offsets(src: &mut GroupAdmin, o: &GroupsOptions) -> Result<(), CliError> {
+    let group = match o.groups.as_slice() {
+        [one] => one.clone(),
         _ => return usage("Found multiple arguments for option group, but you asked for only one"),
     };
     let mut outcomes = Outcomes::new();
     let mut requested = BTreeSet::new();
-    for arg in o.values("topic") {
+    for arg in &o.topics {
         match parse_topic_arg(arg)? {
             TopicArg::Partitions(tps) => requested.extend(tps),
             TopicArg::Whole(topic) => match src.partitions(&topic)? {

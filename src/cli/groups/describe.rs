@@ -24,33 +24,30 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::options::{GroupsOptions, View};
 use super::output::{self, Format};
-use super::{Opts, emit, failed, pad};
+use super::{emit, failed, pad};
 use crate::cli::CliError;
 use crate::client::groups::{Group, GroupAdmin, Member, TopicPartition};
 
 /// Kafka's `MISSING_COLUMN_VALUE`.
 const MISSING: &str = "-";
 
-pub(super) fn run(src: &mut GroupAdmin, o: &Opts) -> Result<(), CliError> {
+pub(super) fn run(src: &mut GroupAdmin, o: &GroupsOptions) -> Result<(), CliError> {
     let groups = describe_all(src, o)?;
-    let verbose = o.has("verbose");
+    let verbose = o.verbose;
     if o.format != Format::Text {
-        return if o.has("members") {
-            members_doc(&groups, o.format)
-        } else if o.has("state") {
-            state_doc(&groups, o.format)
-        } else {
-            offsets_doc(src, &groups, o.format)
+        return match o.view {
+            View::Members => members_doc(&groups, o.format),
+            View::State => state_doc(&groups, o.format),
+            View::Offsets => offsets_doc(src, &groups, o.format),
         };
     }
     for d in &groups {
-        if o.has("members") {
-            members_view(d, verbose)?;
-        } else if o.has("state") {
-            state_view(d, verbose)?;
-        } else {
-            offsets_view(src, d, verbose)?;
+        match o.view {
+            View::Members => members_view(d, verbose)?,
+            View::State => state_view(d, verbose)?,
+            View::Offsets => offsets_view(src, d, verbose)?,
         }
     }
     Ok(())
@@ -58,12 +55,12 @@ pub(super) fn run(src: &mut GroupAdmin, o: &Opts) -> Result<(), CliError> {
 
 /// The groups named by `--group` (or every group with `--all-groups`), sorted and described;
 /// Kafka's `GroupIdNotFoundException` if one does not exist.
-fn describe_all(src: &mut GroupAdmin, o: &Opts) -> Result<Vec<Group>, CliError> {
-    let all = o.has("all-groups");
+fn describe_all(src: &mut GroupAdmin, o: &GroupsOptions) -> Result<Vec<Group>, CliError> {
+    let all = o.all_groups;
     let ids: BTreeSet<String> = if all {
         src.group_ids()?.into_iter().collect()
     } else {
-        o.groups().into_iter().map(str::to_string).collect()
+        o.groups.iter().cloned().collect()
     };
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {

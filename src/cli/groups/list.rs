@@ -9,8 +9,9 @@
 
 use serde::Serialize;
 
+use super::options::GroupsOptions;
 use super::output::{self, Format};
-use super::{Opts, emit, java_split, pad};
+use super::{emit, java_split, pad};
 use crate::cli::{CliError, usage};
 use crate::client::groups::{GroupAdmin, Listed};
 
@@ -28,9 +29,9 @@ pub(super) const VALID_STATES: [&str; 7] = [
 /// The types Kafka accepts in `--type`.
 const VALID_TYPES: [&str; 2] = ["Classic", "Consumer"];
 
-pub(super) fn run(src: &mut GroupAdmin, o: &Opts) -> Result<(), CliError> {
-    let with_type = o.has("type");
-    let with_state = o.has("state");
+pub(super) fn run(src: &mut GroupAdmin, o: &GroupsOptions) -> Result<(), CliError> {
+    let with_type = o.type_filter.is_some();
+    let with_state = o.state_filter.is_some();
     let listed = src.list()?;
     if o.format == Format::Text && !with_type && !with_state {
         let mut text = String::new();
@@ -40,8 +41,18 @@ pub(super) fn run(src: &mut GroupAdmin, o: &Opts) -> Result<(), CliError> {
         }
         return emit(&text);
     }
-    let types = parse_filter(o.value("type"), &VALID_TYPES, "types", "types")?;
-    let states = parse_filter(o.value("state"), &VALID_STATES, "state", "states")?;
+    let types = parse_filter(
+        o.type_filter.as_ref().and_then(Option::as_deref),
+        &VALID_TYPES,
+        "types",
+        "types",
+    )?;
+    let states = parse_filter(
+        o.state_filter.as_ref().and_then(Option::as_deref),
+        &VALID_STATES,
+        "state",
+        "states",
+    )?;
     let rows: Vec<Listed> = listed
         .into_iter()
         .filter(|l| types.is_empty() || types.contains(&l.kind))

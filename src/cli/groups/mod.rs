@@ -1,10 +1,10 @@
 //! `kafka-consumer-groups` (Kafka's `ConsumerGroupCommand`) on the embedded log or a cluster:
 //! list, describe, delete and reset consumer groups, delete their offsets, validate a regex.
 //!
-//! - `validate`: Kafka's option checks, in its order, with its messages.
+//! - `options`: the typed options of a run; `validate`: Kafka's option checks, in its order,
+//!   with its messages.
 //! - `list`, `describe`, `reset`, `delete`: one module per action.
-//! - `source`: the embedded log or a cluster behind one face (groups, partitions, offsets).
-//! - `logs`: the embedded log's partition counts and log start/end offsets, cached per run.
+//! - `exceptions`: Kafka's exception texts for the refusals the client API reports.
 //! - `plan_file`: the reset plan CSV (`--export`, `--from-file`).
 //! - `time`: `--to-datetime` and `--by-duration` parsing.
 //! - `output`: `--output text|json|table` for list, describe and the reset plan.
@@ -17,6 +17,7 @@ mod delete;
 mod describe;
 mod exceptions;
 mod list;
+mod options;
 mod output;
 mod plan_file;
 mod reset;
@@ -26,62 +27,14 @@ mod validate;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use super::{CliError, connection_args, open_client, properties, run_tool};
 use crate::client::groups::{GroupAdmin, Tp};
+use options::{Action, GroupsOptions};
 
 /// The one-line description Kafka prints with its usage.
 const ABOUT: &str = "This tool helps to list all consumer groups, describe a consumer group, delete consumer group info, or reset consumer group offsets.";
-
-/// The actions, exactly one of which must be given.
-/// The one action of a run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Action {
-    List,
-    Describe,
-    Delete,
-    ResetOffsets,
-    DeleteOffsets,
-    ValidateRegex,
-}
-
-impl Action {
-    /// In Kafka's order.
-    const ALL: [Action; 6] = [
-        Action::List,
-        Action::Describe,
-        Action::Delete,
-        Action::ResetOffsets,
-        Action::DeleteOffsets,
-        Action::ValidateRegex,
-    ];
-
-    /// The option that selects it.
-    fn flag(self) -> &'static str {
-        match self {
-            Action::List => "list",
-            Action::Describe => "describe",
-            Action::Delete => "delete",
-            Action::ResetOffsets => "reset-offsets",
-            Action::DeleteOffsets => "delete-offsets",
-            Action::ValidateRegex => "validate-regex",
-        }
-    }
-}
-
-/// The reset scenarios, in Kafka's order; at most one may be given.
-const SCENARIOS: [&str; 8] = [
-    "to-offset",
-    "to-datetime",
-    "by-duration",
-    "to-earliest",
-    "to-latest",
-    "to-current",
-    "shift-by",
-    "from-file",
-];
 
 fn flag(name: &'static str, help: &'static str, heading: &'static str) -> Arg {
     Arg::new(name)
@@ -207,81 +160,33 @@ pub fn main() -> ExitCode {
     run_tool(command(), "Error: ", run)
 }
 
-/// The parsed command line, with jopt-simple's notion of "given".
-pub(crate) struct Opts<'a> {
-    m: &'a ArgMatches,
-    /// `--output`, set once the options are validated.
-    format: output::Format,
-}
-
-impl<'a> Opts<'a> {
-    /// Whether the option was given on the command line.
-    fn has(&self, id: &str) -> bool {
-        self.m.value_source(id) == Some(ValueSource::CommandLine)
-    }
-
-    /// The value of a single-valued string option.
-    fn value(&self, id: &str) -> Option<&'a str> {
-        self.m.get_one::<String>(id).map(String::as_str)
-    }
-
-    /// Every value of a repeatable option, in order.
-    fn values(&self, id: &str) -> Vec<&'a str> {
-        self.m
-            .get_many::<String>(id)
-            .into_iter()
-            .flatten()
-            .map(String::as_str)
-            .collect()
-    }
-
-    fn long(&self, id: &str) -> Option<i64> {
-        self.m.get_one::<i64>(id).copied()
-    }
-
-    /// `--group` values as given (their count decides the CSV shape, as in Kafka).
-    fn groups(&self) -> Vec<&'a str> {
-        self.values("group")
-    }
-
-    /// Whether this is a dry run (the default unless `--execute`).
-    fn dry_run(&self) -> bool {
-        self.has("dry-run") || !self.has("execute")
-    }
-}
-
 fn run(m: &ArgMatches) -> Result<(), CliError> {
-    let mut o = Opts {
-        m,
-        format: output::Format::Text,
-    };
-    let action = validate::check(&o)?;
-    o.format = output::format_from_opts(&o, action)?;
-    if action == Action::ValidateRegex {
-        return validate_regex(o.value("validate-regex").unwrap_or(""));
+    let o = GroupsOptions::from_matches(m)?;
+    if o.action == Action::ValidateRegex {
+        return validate_regex(&o.regex);
     }
-    let mut command_config = match o.value("command-config") {
-        Some(path) => Some(properties::load_file(path.as_ref())?),
+    let mut command_config = match &o.command_config {
+        Some(path) => Some(properties::load_file(path)?),
         None => None,
     };
     // Kafka's --timeout bounds each admin call; on a cluster it is the request timeout.
-    if let Some(ms) = o.long("timeout").filter(|ms| *ms > 0) {
+    if let Some(ms) = o.timeout_ms.filter(|ms| *ms > 0) {
         command_config
             .get_or_insert_with(Default::default)
             .insert("request.timeout.ms".to_string(), ms.to_string());
     }
     let mut client = open_client(m, command_config.as_ref())?;
-    dispatch(&mut client.group_admin(), &o, action)
+    dispatch(&mut client.group_admin(), &o)
 }
 
-fn dispatch(src: &mut GroupAdmin, o: &Opts, action: Action) -> Result<(), CliError> {
-    match action {
+fn dispatch(src: &mut GroupAdmin, o: &GroupsOptions) -> Result<(), CliError> {
+    match o.action {
         Action::List => list::run(src, o),
         Action::Describe => describe::run(src, o),
         Action::Delete => delete::delete_groups(src, o),
         Action::DeleteOffsets => delete::delete_offsets(src, o),
         Action::ResetOffsets => reset::run(src, o),
-        Action::ValidateRegex => validate_regex(o.value("validate-regex").unwrap_or("")),
+        Action::ValidateRegex => validate_regex(&o.regex),
     }
 }
 

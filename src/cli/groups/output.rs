@@ -15,7 +15,8 @@
 use comfy_table::{CellAlignment, Table};
 use serde::Serialize;
 
-use super::{Action, Opts, emit};
+use super::emit;
+use super::options::Action;
 use crate::cli::{CliError, usage};
 
 /// The accepted `--output` values, for help and completions.
@@ -25,8 +26,12 @@ pub(super) const FORMATS: [&str; 3] = ["text", "json", "table"];
 pub(crate) use crate::cli::OutputFormat as Format;
 
 /// Parses `--output` and checks it against the action (usage errors, exit 2).
-pub(super) fn format_from_opts(o: &Opts, action: Action) -> Result<Format, CliError> {
-    let Some(value) = o.value("output") else {
+pub(super) fn format_from(
+    output: Option<&str>,
+    export: bool,
+    action: Action,
+) -> Result<Format, CliError> {
+    let Some(value) = output else {
         return Ok(Format::Text);
     };
     let format = match value {
@@ -40,7 +45,7 @@ pub(super) fn format_from_opts(o: &Opts, action: Action) -> Result<Format, CliEr
             ));
         }
     };
-    if o.has("export") {
+    if export {
         return usage("Option \"[output]\" can't be used with option \"[export]\"");
     }
     if format != Format::Text

@@ -15,10 +15,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::exceptions::exception;
+use super::options::GroupsOptions;
+use super::options::{SCENARIOS, Scenario};
 use super::output::{self, Format};
 use super::plan_file::{self, Plans};
 use super::time::{millis_before_now, parse_datetime, parse_duration};
-use super::{Opts, SCENARIOS, emit, failed, java_split, pad, tp_name};
+use super::{emit, failed, java_split, pad, tp_name};
 use crate::cli::progress::{self, Counter};
 use crate::cli::{CliError, usage};
 use crate::client::groups::{CommittedOffset, GroupAdmin, TopicPartition, Tp};
@@ -29,11 +31,11 @@ type Committed = BTreeMap<TopicPartition, CommittedOffset>;
 /// Kafka's message for a topic (without partitions) that does not exist.
 const UNKNOWN_TOPIC: &str = "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this topic-partition.";
 
-pub(super) fn run(src: &mut GroupAdmin, o: &Opts) -> Result<(), CliError> {
-    let ids: BTreeSet<String> = if o.has("all-groups") {
+pub(super) fn run(src: &mut GroupAdmin, o: &GroupsOptions) -> Result<(), CliError> {
+    let ids: BTreeSet<String> = if o.all_groups {
         src.group_ids()?.into_iter().collect()
     } else {
-        o.groups().into_iter().map(str::to_string).collect()
+        o.groups.iter().cloned().collect()
     };
     let mut planner = Planner { o, src, file: None };
     let mut plans = Plans::new();
@@ -63,9 +65,9 @@ pub(super) fn run(src: &mut GroupAdmin, o: &Opts) -> Result<(), CliError> {
         }
         return Err(anyhow::anyhow!(last).into());
     }
-    let executed = !o.dry_run();
+    let executed = o.execute;
     if executed {
-        execute(planner.src, &plans, progress::wanted(o.has("no-progress")))?;
+        execute(planner.src, &plans, progress::wanted(o.no_progress))?;
     }
     if o.format == Format::Json {
         return output::json(&plan_doc(&plans, executed));
@@ -73,10 +75,10 @@ pub(super) fn run(src: &mut GroupAdmin, o: &Opts) -> Result<(), CliError> {
     if o.format == Format::Table {
         return emit(&plan_table(&plans));
     }
-    if o.has("export") {
+    if o.export {
         emit(&format!(
             "{}\n",
-            plan_file::export(&plans, o.groups().len() == 1)
+            plan_file::export(&plans, o.groups.len() == 1)
         ))
     } else {
         emit(&table(&plans))
@@ -245,9 +247,21 @@ fn committed_offset(committed: &Committed, tp: &Tp) -> Option<i64> {
     committed.get(&(tp.0.clone(), p)).map(|c| c.offset)
 }
 
+/// Where a scenario other than `--from-file` moves each partition.
+#[derive(Clone, Copy)]
+enum Target {
+    Offset(i64),
+    Earliest,
+    Latest,
+    Shift(i64),
+    /// The first offset at or after this time (ms).
+    Time(i64),
+    Current,
+}
+
 /// Computes new offsets for one group at a time; caches the plan file.
 struct Planner<'s, 'a, 'o> {
-    o: &'o Opts<'o>,
+    o: &'o GroupsOptions,
     src: &'s mut GroupAdmin<'a>,
     file: Option<Plans>,
 }
@@ -264,82 +278,83 @@ impl Planner<'_, '_, '_> {
         let o = self.o;
         // On a cluster each partition may cost a ListOffsets round trip: show how far along.
         let counter = Counter::new(
-            progress::wanted(o.has("no-progress")),
+            progress::wanted(o.no_progress),
             scope.len() as u64,
             "partitions",
         );
         counter.stage("planned");
-        let mut plan = BTreeMap::new();
-        if let Some(n) = o.long("to-offset") {
-            for tp in scope {
-                let v = self.clamp(&tp, n)?;
-                plan.insert(tp, v);
-                counter.add(1);
-            }
-        } else if o.has("to-earliest") || o.has("to-latest") {
-            let earliest = o.has("to-earliest");
-            for tp in scope {
-                let v = self.bound(&tp, earliest)?;
-                plan.insert(tp, v);
-                counter.add(1);
-            }
-        } else if let Some(n) = o.long("shift-by") {
-            for tp in scope {
-                let Some(current) = committed_offset(committed, &tp) else {
-                    return usage(format!(
-                        "Cannot shift offset for partition {} since there is no current committed offset",
-                        tp_name(&tp)
-                    ));
-                };
-                let v = self.clamp(&tp, current.saturating_add(n))?;
-                plan.insert(tp, v);
-                counter.add(1);
-            }
-        } else if let Some(ts) = self.timestamp()? {
-            for tp in scope {
-                let v = self.offset_for_time(&tp, ts)?;
-                plan.insert(tp, v);
-                counter.add(1);
-            }
-        } else if o.has("from-file") {
-            return self.plan_from_file(group);
-        } else if o.has("to-current") {
-            for tp in scope {
-                let v = match committed_offset(committed, &tp) {
-                    Some(c) => c,
-                    None => self.bound(&tp, false)?,
-                };
-                plan.insert(tp, v);
-                counter.add(1);
-            }
-        } else {
+        let Some(scenario) = &o.scenario else {
             let list: Vec<String> = SCENARIOS.iter().map(|s| format!("[{s}]")).collect();
             return usage(format!(
                 "Option '[reset-offsets]' requires one of the following scenarios: [{}]",
                 list.join(", ")
             ));
+        };
+        let target = match scenario {
+            Scenario::FromFile(path) => return self.plan_from_file(group, path),
+            Scenario::ToOffset(n) => Target::Offset(*n),
+            Scenario::ToEarliest => Target::Earliest,
+            Scenario::ToLatest => Target::Latest,
+            Scenario::ShiftBy(n) => Target::Shift(*n),
+            Scenario::ToCurrent => Target::Current,
+            Scenario::ToDatetime(text) => Target::Time(parse_datetime(text).map_err(failed)?),
+            Scenario::ByDuration(text) => {
+                Target::Time(millis_before_now(parse_duration(text).map_err(failed)?))
+            }
+        };
+        let mut plan = BTreeMap::new();
+        for tp in scope {
+            let v = self.new_offset(&tp, target, committed)?;
+            plan.insert(tp, v);
+            counter.add(1);
         }
         Ok(Some(plan))
+    }
+
+    /// One partition's new offset.
+    fn new_offset(
+        &mut self,
+        tp: &Tp,
+        target: Target,
+        committed: &Committed,
+    ) -> Result<i64, CliError> {
+        match target {
+            Target::Offset(n) => self.clamp(tp, n),
+            Target::Earliest => self.bound(tp, true),
+            Target::Latest => self.bound(tp, false),
+            Target::Shift(n) => match committed_offset(committed, tp) {
+                Some(current) => self.clamp(tp, current.saturating_add(n)),
+                None => usage(format!(
+                    "Cannot shift offset for partition {} since there is no current committed offset",
+                    tp_name(tp)
+                )),
+            },
+            Target::Time(ts) => self.offset_for_time(tp, ts),
+            Target::Current => match committed_offset(committed, tp) {
+                Some(c) => Ok(c),
+                None => self.bound(tp, false),
+            },
+        }
     }
 
     /// The partitions to reset: `--all-topics` (the committed ones), `--topic`, or none with
     /// `--from-file`.
     fn scope(&mut self, committed: &Committed) -> Result<BTreeSet<Tp>, CliError> {
         let o = self.o;
-        if o.has("all-topics") {
+        if o.all_topics {
             return Ok(committed
                 .keys()
                 .map(|(t, p)| (t.clone(), i64::from(*p)))
                 .collect());
         }
-        if !o.has("topic") {
-            if o.has("from-file") {
+        if o.topics.is_empty() {
+            if matches!(o.scenario, Some(Scenario::FromFile(_))) {
                 return Ok(BTreeSet::new());
             }
             return usage("One of the reset scopes should be defined: --all-topics, --topic.");
         }
         let mut scope = BTreeSet::new();
-        for arg in o.values("topic") {
+        for arg in &o.topics {
             match parse_topic_arg(arg)? {
                 TopicArg::Partitions(tps) => scope.extend(tps),
                 TopicArg::Whole(topic) => {
@@ -393,18 +408,6 @@ impl Planner<'_, '_, '_> {
         Ok(n)
     }
 
-    /// The target time of `--to-datetime` or `--by-duration`, if one of them is given.
-    fn timestamp(&self) -> Result<Option<i64>, CliError> {
-        if let Some(text) = self.o.value("to-datetime") {
-            return parse_datetime(text).map(Some).map_err(failed);
-        }
-        if let Some(text) = self.o.value("by-duration") {
-            let nanos = parse_duration(text).map_err(failed)?;
-            return Ok(Some(millis_before_now(nanos)));
-        }
-        Ok(None)
-    }
-
     /// The first offset at or after `ts`, else (with Kafka's warning) the log end.
     fn offset_for_time(&mut self, tp: &Tp, ts: i64) -> Result<i64, CliError> {
         if let Some(offset) = self.src.offset_for_time(tp, ts)? {
@@ -418,8 +421,12 @@ impl Planner<'_, '_, '_> {
     }
 
     /// `--from-file`: the group's rows, checked to exist and clamped like `--to-offset`.
-    fn plan_from_file(&mut self, group: &str) -> Result<Option<BTreeMap<Tp, i64>>, CliError> {
-        let requested = match self.file_plans()?.get(group) {
+    fn plan_from_file(
+        &mut self,
+        group: &str,
+        path: &str,
+    ) -> Result<Option<BTreeMap<Tp, i64>>, CliError> {
+        let requested = match self.file_plans(path)?.get(group) {
             Some(plan) => plan.clone(),
             None => return Ok(None),
         };
@@ -432,14 +439,12 @@ impl Planner<'_, '_, '_> {
         Ok(Some(plan))
     }
 
-    fn file_plans(&mut self) -> Result<&Plans, CliError> {
+    fn file_plans(&mut self, path: &str) -> Result<&Plans, CliError> {
         if self.file.is_none() {
-            let path = self.o.value("from-file").unwrap_or_default();
             let text = std::fs::read(path)
                 .map_err(|e| failed(format!("cannot read reset plan file {path}: {e}")))?;
-            let groups = self.o.groups();
-            let single = match groups.as_slice() {
-                [one] => Some(*one),
+            let single = match self.o.groups.as_slice() {
+                [one] => Some(one.as_str()),
                 _ => None,
             };
             let plans = plan_file::parse(&String::from_utf8_lossy(&text), single)

@@ -2,7 +2,7 @@
 //! runs them (parse-time `availableIf` first, then `checkArgs`, then the one-action rule), with
 //! its messages. All of them are usage errors (exit 2).
 
-use super::{Action, Opts, SCENARIOS};
+use super::options::{Action, Given, SCENARIOS};
 use crate::cli::{CliError, usage};
 
 /// Options that jopt-simple only accepts alongside one of these actions.
@@ -15,7 +15,7 @@ const AVAILABLE_IF: [(&str, &[&str]); 5] = [
 ];
 
 /// Runs every check; returns the one action given.
-pub(super) fn check(o: &Opts) -> Result<Action, CliError> {
+pub(super) fn check(o: &Given) -> Result<Action, CliError> {
     available_if(o)?;
     describe_rules(o)?;
     delete_rules(o)?;
@@ -33,7 +33,7 @@ pub(super) fn check(o: &Opts) -> Result<Action, CliError> {
     }
 }
 
-fn available_if(o: &Opts) -> Result<(), CliError> {
+fn available_if(o: &Given) -> Result<(), CliError> {
     for (opt, actions) in AVAILABLE_IF {
         if o.has(opt) && !actions.iter().any(|a| o.has(a)) {
             return usage(format!(
@@ -44,7 +44,7 @@ fn available_if(o: &Opts) -> Result<(), CliError> {
     Ok(())
 }
 
-fn needs_group_selection(o: &Opts, action: &str) -> Result<(), CliError> {
+fn needs_group_selection(o: &Given, action: &str) -> Result<(), CliError> {
     if !o.has("group") && !o.has("all-groups") {
         return usage(format!(
             "Option [{action}] takes one of these options: [group], [all-groups]"
@@ -53,7 +53,7 @@ fn needs_group_selection(o: &Opts, action: &str) -> Result<(), CliError> {
     Ok(())
 }
 
-fn describe_rules(o: &Opts) -> Result<(), CliError> {
+fn describe_rules(o: &Given) -> Result<(), CliError> {
     if !o.has("describe") {
         return Ok(());
     }
@@ -73,7 +73,7 @@ fn describe_rules(o: &Opts) -> Result<(), CliError> {
     Ok(())
 }
 
-fn delete_rules(o: &Opts) -> Result<(), CliError> {
+fn delete_rules(o: &Given) -> Result<(), CliError> {
     if o.has("delete") {
         needs_group_selection(o, "delete")?;
         if o.has("topic") {
@@ -88,7 +88,7 @@ fn delete_rules(o: &Opts) -> Result<(), CliError> {
     Ok(())
 }
 
-fn reset_rules(o: &Opts) -> Result<(), CliError> {
+fn reset_rules(o: &Given) -> Result<(), CliError> {
     if !o.has("reset-offsets") {
         return Ok(());
     }
@@ -114,7 +114,7 @@ fn reset_rules(o: &Opts) -> Result<(), CliError> {
     Ok(())
 }
 
-fn group_and_topic_rules(o: &Opts) -> Result<(), CliError> {
+fn group_and_topic_rules(o: &Given) -> Result<(), CliError> {
     let rules: [(&str, &[&str]); 3] = [
         ("group", &["all-groups"]),
         ("group", &["list"]),
