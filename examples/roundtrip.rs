@@ -8,12 +8,14 @@
 //! ```
 //!
 //! It creates a topic of three partitions, sends 1,000 keyed records, reads them all back
-//! from the beginning and checks that each came back once, in order per partition.
+//! from the beginning and checks that each came back once, in order per partition, and that
+//! the partitions' log offsets account for all of them.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use kafkit::client::consumer::{ConsumerConfig, Handled, Isolation, OffsetReset, Subscription};
+use kafkit::client::offsets::OffsetSpec;
 use kafkit::client::{
     BatchSettings, Client, ConnectOptions, NewTopic, ProducerRecord, ProducerSettings,
 };
@@ -67,6 +69,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         })?;
     }
     producer.close()?;
+
+    // Offsets: the log ends add up to what was sent; a fourth partition does not exist.
+    let partitions: Vec<(String, u32)> = (0..4).map(|p| (topic.clone(), p)).collect();
+    let ends = admin.list_offsets(&partitions, OffsetSpec::Latest)?;
+    let starts = admin.list_offsets(&partitions[..3], OffsetSpec::Earliest)?;
+    let sent: i64 = partitions[..3]
+        .iter()
+        .map(|tp| ends[tp].as_ref().map_or(0, |end| end.unwrap_or(0)))
+        .sum();
+    if sent != RECORDS as i64 || starts.values().any(|s| !matches!(s, Ok(Some(0)))) {
+        return Err(
+            format!("log offsets {starts:?} to {ends:?} do not hold {RECORDS} records").into(),
+        );
+    }
+    if ends[&partitions[3]].is_ok() {
+        return Err("partition 3 should not exist".into());
+    }
 
     // Consume from the beginning until every partition reaches the end it had at the start.
     let mut consumer = Client::open(&options)?.into_consumer(ConsumerConfig {

@@ -7,6 +7,7 @@
 //!
 //! - [`consumer`]: the consumer engine: assignment, fetching, offset reset, commits.
 //! - [`groups`]: consumer-group admin: list, describe, reset offsets, delete.
+//! - [`offsets`]: partition offsets: earliest, latest, by time.
 //! - [`producer`]: the producer: one accumulator, batches handed to either backend.
 //! - [`topics`]: topic admin: list, describe, configs, create, add partitions, delete.
 //! - [`topic_name`], [`topic_config`]: Kafka's topic-name rules and topic configs.
@@ -15,6 +16,7 @@
 pub mod consumer;
 pub mod error;
 pub mod groups;
+pub mod offsets;
 pub mod producer;
 pub mod topic_config;
 pub mod topic_name;

@@ -6,25 +6,20 @@
 //! What Kafka reports per group or per partition comes back as a [`Refusal`] with Kafka's
 //! error code, for the tool to word as Kafka's tool does.
 
-mod logs;
-
 use std::collections::{BTreeMap, HashMap};
 
+use super::offsets::{self, OffsetSpec};
 use super::{Backend, Client, Result};
 pub use crate::assignor::TopicPartition;
 use crate::local::group::GroupDescription as LocalGroup;
 use crate::local::logdir::LOCAL_NODE_ID;
 use crate::local::{LocalError, LogDir};
 use crate::remote::{Cluster, GroupInfo};
-use logs::Logs;
 
 /// GROUP_ID_NOT_FOUND.
 const GROUP_ID_NOT_FOUND: i16 = 69;
 /// GROUP_SUBSCRIBED_TO_TOPIC.
 const GROUP_SUBSCRIBED_TO_TOPIC_CODE: i16 = 86;
-/// ListOffsets' timestamps for the log start and end.
-const EARLIEST: i64 = -2;
-const LATEST: i64 = -1;
 
 /// Kafka's message for `GROUP_SUBSCRIBED_TO_TOPIC`.
 pub const GROUP_SUBSCRIBED_TO_TOPIC: &str = "Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it.";
@@ -105,19 +100,18 @@ pub enum OffsetDeletion {
 }
 
 /// Group admin on the embedded log or a cluster, with caches for one command.
-pub struct GroupAdmin<'a>(Admin<'a>);
+pub struct GroupAdmin<'a> {
+    admin: Admin<'a>,
+    /// Partition counts by topic, `None` for a topic that does not exist.
+    counts: HashMap<String, Option<u32>>,
+    /// Log offsets read so far, `None` where the partition has none to show.
+    offsets: HashMap<(Tp, OffsetSpec), Option<i64>>,
+}
 
 /// The backend behind a [`GroupAdmin`].
 enum Admin<'a> {
-    Local {
-        dir: &'a LogDir,
-        logs: Logs<'a>,
-    },
-    Remote {
-        cluster: &'a mut Cluster,
-        counts: HashMap<String, Option<u32>>,
-        offsets: HashMap<(Tp, i64), Option<i64>>,
-    },
+    Local(&'a LogDir),
+    Remote(&'a mut Cluster),
 }
 
 fn to_u32(tp: &crate::remote::Tp) -> Option<TopicPartition> {
@@ -127,16 +121,14 @@ fn to_u32(tp: &crate::remote::Tp) -> Option<TopicPartition> {
 impl Client {
     /// Group admin for one command (it caches partition counts and offsets as it reads them).
     pub fn group_admin(&mut self) -> GroupAdmin<'_> {
-        match &mut self.backend {
-            Backend::Local(dir) => GroupAdmin(Admin::Local {
-                dir,
-                logs: Logs::new(dir),
-            }),
-            Backend::Remote(cluster) => GroupAdmin(Admin::Remote {
-                cluster,
-                counts: HashMap::new(),
-                offsets: HashMap::new(),
-            }),
+        let admin = match &mut self.backend {
+            Backend::Local(dir) => Admin::Local(dir),
+            Backend::Remote(cluster) => Admin::Remote(cluster),
+        };
+        GroupAdmin {
+            admin,
+            counts: HashMap::new(),
+            offsets: HashMap::new(),
         }
     }
 }
@@ -144,8 +136,8 @@ impl Client {
 impl GroupAdmin<'_> {
     /// Every consumer group (classic or new protocol) with its type and state, sorted by id.
     pub fn list(&mut self) -> Result<Vec<Listed>> {
-        match &mut self.0 {
-            Admin::Local { dir, .. } => {
+        match &mut self.admin {
+            Admin::Local(dir) => {
                 let store = dir.groups();
                 let mut out = Vec::new();
                 for group in store.list()? {
@@ -160,7 +152,7 @@ impl GroupAdmin<'_> {
                 }
                 Ok(out)
             }
-            Admin::Remote { cluster, .. } => {
+            Admin::Remote(cluster) => {
                 let groups = cluster.list_groups(&[], &[])?;
                 Ok(groups
                     .into_iter()
@@ -189,15 +181,15 @@ impl GroupAdmin<'_> {
 
     /// Describes a group with its committed offsets; `None` if it does not exist.
     pub fn describe(&mut self, group: &str) -> Result<Option<Group>> {
-        match &mut self.0 {
-            Admin::Local { dir, .. } => {
+        match &mut self.admin {
+            Admin::Local(dir) => {
                 let coordinator = (LOCAL_NODE_ID, dir.root().display().to_string());
                 Ok(dir
                     .groups()
                     .describe(group)?
                     .map(|d| from_local(d, coordinator)))
             }
-            Admin::Remote { cluster, .. } => {
+            Admin::Remote(cluster) => {
                 let Some(info) = cluster.describe_group(group)? else {
                     return Ok(None);
                 };
@@ -221,24 +213,21 @@ impl GroupAdmin<'_> {
 
     /// The topic's partition count, `None` if it does not exist.
     pub fn partitions(&mut self, topic: &str) -> Result<Option<u32>> {
-        match &mut self.0 {
-            Admin::Local { logs, .. } => Ok(logs.partitions(topic)?),
-            Admin::Remote {
-                cluster, counts, ..
-            } => {
-                if let Some(n) = counts.get(topic) {
-                    return Ok(*n);
-                }
+        if let Some(n) = self.counts.get(topic) {
+            return Ok(*n);
+        }
+        let n = match &mut self.admin {
+            Admin::Local(dir) => dir.topic(topic)?.map(|t| t.partitions),
+            Admin::Remote(cluster) => {
                 let meta = cluster.metadata(Some(&[topic.to_string()]))?;
-                let n = meta
-                    .topics
+                meta.topics
                     .iter()
                     .find(|t| t.name == topic && t.error_code == 0)
-                    .map(|t| t.partitions.len() as u32);
-                counts.insert(topic.to_string(), n);
-                Ok(n)
+                    .map(|t| t.partitions.len() as u32)
             }
-        }
+        };
+        self.counts.insert(topic.to_string(), n);
+        Ok(n)
     }
 
     /// Whether the partition exists.
@@ -248,69 +237,60 @@ impl GroupAdmin<'_> {
             .is_some_and(|n| tp.1 >= 0 && tp.1 < i64::from(n)))
     }
 
-    /// Reads the offsets for `spec` (a timestamp, [`EARLIEST`] or [`LATEST`]) of many partitions
-    /// at once into the cache (one ListOffsets per leader on a cluster).
-    fn load(&mut self, tps: &[Tp], spec: i64) -> Result<()> {
-        let Admin::Remote {
-            cluster, offsets, ..
-        } = &mut self.0
-        else {
-            return Ok(());
-        };
-        let wanted: Vec<crate::remote::Tp> = tps
-            .iter()
-            .filter(|tp| !offsets.contains_key(&((*tp).clone(), spec)))
-            .filter_map(|(t, p)| Some((t.clone(), i32::try_from(*p).ok()?)))
-            .collect();
+    /// Reads the offsets for `spec` of many partitions at once into the cache (one
+    /// ListOffsets per leader on a cluster).
+    fn load(&mut self, tps: &[Tp], spec: OffsetSpec) -> Result<()> {
+        let mut wanted = Vec::new();
+        for tp in tps {
+            if self.offsets.contains_key(&(tp.clone(), spec)) {
+                continue;
+            }
+            match u32::try_from(tp.1) {
+                Ok(p) if self.exists(tp)? => wanted.push((tp.0.clone(), p)),
+                // A partition that does not exist has no offset to show.
+                _ => {
+                    self.offsets.insert((tp.clone(), spec), None);
+                }
+            }
+        }
         if wanted.is_empty() {
             return Ok(());
         }
-        let found = cluster.list_offsets(&wanted, spec)?;
-        for tp in wanted {
-            // A partition without a leader (or an unknown one) has no offset to show.
-            let v = found
-                .get(&tp)
-                .and_then(|r| r.as_ref().ok().copied().flatten());
-            offsets.insert(((tp.0, i64::from(tp.1)), spec), v);
+        let found = match &mut self.admin {
+            Admin::Local(dir) => offsets::local(dir, &wanted, spec),
+            Admin::Remote(cluster) => offsets::remote(cluster, &wanted, spec)?,
+        };
+        for ((topic, p), answer) in found {
+            // A partition without a leader has no offset to show either.
+            let tp = (topic, i64::from(p));
+            self.offsets.insert((tp, spec), answer.ok().flatten());
         }
         Ok(())
     }
 
     /// Reads the log end offsets of many partitions into the cache.
     pub fn load_ends(&mut self, tps: &[Tp]) -> Result<()> {
-        self.load(tps, LATEST)
+        self.load(tps, OffsetSpec::Latest)
     }
 
-    fn offset(&mut self, tp: &Tp, spec: i64) -> Result<Option<i64>> {
-        if matches!(self.0, Admin::Remote { .. }) && !self.exists(tp)? {
-            return Ok(None);
-        }
+    fn offset(&mut self, tp: &Tp, spec: OffsetSpec) -> Result<Option<i64>> {
         self.load(std::slice::from_ref(tp), spec)?;
-        match &mut self.0 {
-            Admin::Local { logs, .. } => Ok(match spec {
-                EARLIEST => logs.start(tp)?,
-                LATEST => logs.end(tp)?,
-                ts => logs.offset_for_time(tp, ts)?,
-            }),
-            Admin::Remote { offsets, .. } => {
-                Ok(offsets.get(&(tp.clone(), spec)).copied().flatten())
-            }
-        }
+        Ok(self.offsets.get(&(tp.clone(), spec)).copied().flatten())
     }
 
     /// The log end offset (ListOffsets latest), `None` if unknown.
     pub fn end(&mut self, tp: &Tp) -> Result<Option<i64>> {
-        self.offset(tp, LATEST)
+        self.offset(tp, OffsetSpec::Latest)
     }
 
     /// The log start offset (ListOffsets earliest), `None` if unknown.
     pub fn start(&mut self, tp: &Tp) -> Result<Option<i64>> {
-        self.offset(tp, EARLIEST)
+        self.offset(tp, OffsetSpec::Earliest)
     }
 
     /// The first offset whose timestamp is `>= ts`, `None` if there is none.
     pub fn offset_for_time(&mut self, tp: &Tp, ts: i64) -> Result<Option<i64>> {
-        self.offset(tp, ts.max(0))
+        self.offset(tp, OffsetSpec::Timestamp(ts.max(0)))
     }
 
     /// Commits `offsets` for an inactive group (the embedded log or the coordinator refuses
@@ -321,12 +301,12 @@ impl GroupAdmin<'_> {
         group: &str,
         offsets: &BTreeMap<TopicPartition, i64>,
     ) -> Result<Option<(TopicPartition, i16)>> {
-        match &mut self.0 {
-            Admin::Local { dir, .. } => {
+        match &mut self.admin {
+            Admin::Local(dir) => {
                 dir.groups().reset_offsets(group, offsets)?;
                 Ok(None)
             }
-            Admin::Remote { cluster, .. } => {
+            Admin::Remote(cluster) => {
                 let offsets: BTreeMap<crate::remote::Tp, i64> = offsets
                     .iter()
                     .map(|((t, p), o)| ((t.clone(), *p as i32), *o))
@@ -342,8 +322,8 @@ impl GroupAdmin<'_> {
 
     /// Deletes a group; `Err` inside says why Kafka refused it.
     pub fn delete_group(&mut self, group: &str) -> Result<std::result::Result<(), Refusal>> {
-        match &mut self.0 {
-            Admin::Local { dir, .. } => match dir.groups().delete_group(group) {
+        match &mut self.admin {
+            Admin::Local(dir) => match dir.groups().delete_group(group) {
                 Ok(()) => Ok(Ok(())),
                 Err(LocalError::GroupNotFound(_)) => Ok(Err(Refusal::code(GROUP_ID_NOT_FOUND))),
                 Err(LocalError::GroupNotEmpty { .. }) => Ok(Err(Refusal::code(68))),
@@ -353,7 +333,7 @@ impl GroupAdmin<'_> {
                 })),
                 Err(e) => Err(e.into()),
             },
-            Admin::Remote { cluster, .. } => match cluster.delete_group(group)? {
+            Admin::Remote(cluster) => match cluster.delete_group(group)? {
                 0 => Ok(Ok(())),
                 code => Ok(Err(Refusal::code(code))),
             },
@@ -366,8 +346,8 @@ impl GroupAdmin<'_> {
         group: &str,
         tps: &[TopicPartition],
     ) -> Result<OffsetDeletion> {
-        match &mut self.0 {
-            Admin::Local { dir, .. } => match dir.groups().delete_offsets(group, tps) {
+        match &mut self.admin {
+            Admin::Local(dir) => match dir.groups().delete_offsets(group, tps) {
                 Ok(results) => Ok(OffsetDeletion::Done(
                     results
                         .into_iter()
@@ -383,7 +363,7 @@ impl GroupAdmin<'_> {
                 Err(LocalError::GroupNotFound(_)) => Ok(OffsetDeletion::Failed(GROUP_ID_NOT_FOUND)),
                 Err(e) => Err(e.into()),
             },
-            Admin::Remote { cluster, .. } => {
+            Admin::Remote(cluster) => {
                 let wire: Vec<crate::remote::Tp> =
                     tps.iter().map(|(t, p)| (t.clone(), *p as i32)).collect();
                 let (top, partitions) = cluster.delete_offsets(group, &wire)?;

@@ -1,0 +1,126 @@
+//! Partition offsets on either backend, as Kafka's ListOffsets gives them: the log start
+//! (earliest), the log end (latest), or the first offset at or after a time.
+//!
+//! Each backend answers once here: the embedded log from a snapshot of each partition, a
+//! cluster with one ListOffsets per partition leader. Group admin and the tools use these.
+
+use std::collections::BTreeMap;
+
+use kafka_protocol::ResponseError;
+
+use super::{Backend, Client, ClientError, Result};
+use crate::assignor::TopicPartition;
+use crate::local::LogDir;
+use crate::remote::Cluster;
+
+/// Which offset of a partition to look up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OffsetSpec {
+    /// The log start offset.
+    Earliest,
+    /// The log end offset (the next offset to be written).
+    Latest,
+    /// The first offset whose record timestamp is at or after this time (ms since the epoch).
+    Timestamp(i64),
+}
+
+impl OffsetSpec {
+    /// The timestamp ListOffsets carries for it (Kafka's -2 and -1 for earliest and latest).
+    pub fn list_offsets_timestamp(self) -> i64 {
+        match self {
+            OffsetSpec::Earliest => -2,
+            OffsetSpec::Latest => -1,
+            OffsetSpec::Timestamp(ts) => ts,
+        }
+    }
+}
+
+/// One partition's answer: the offset, `None` when no record is at or after the time asked,
+/// or why the partition has none (unknown partition, no leader).
+pub type PartitionOffset = std::result::Result<Option<i64>, ClientError>;
+
+impl Client {
+    /// The offsets `spec` names for many partitions at once.
+    pub fn list_offsets(
+        &mut self,
+        partitions: &[TopicPartition],
+        spec: OffsetSpec,
+    ) -> Result<BTreeMap<TopicPartition, PartitionOffset>> {
+        match &mut self.backend {
+            Backend::Local(dir) => Ok(local(dir, partitions, spec)),
+            Backend::Remote(cluster) => remote(cluster, partitions, spec),
+        }
+    }
+}
+
+/// The embedded log's answers, each from one snapshot of the partition.
+pub(super) fn local(
+    dir: &LogDir,
+    partitions: &[TopicPartition],
+    spec: OffsetSpec,
+) -> BTreeMap<TopicPartition, PartitionOffset> {
+    let mut counts: BTreeMap<&str, Option<u32>> = BTreeMap::new();
+    let mut out = BTreeMap::new();
+    for (topic, partition) in partitions {
+        let count = match counts.get(topic.as_str()) {
+            Some(count) => Ok(*count),
+            None => dir.topic(topic).map(|meta| meta.map(|t| t.partitions)),
+        };
+        let answer = count.map_err(ClientError::from).and_then(|count| {
+            counts.insert(topic, count);
+            if count.is_none_or(|n| *partition >= n) {
+                return Err(ClientError::kafka(
+                    ResponseError::UnknownTopicOrPartition,
+                    "This server does not host this topic-partition.",
+                ));
+            }
+            local_offset(dir, topic, *partition, spec)
+        });
+        out.insert((topic.clone(), *partition), answer);
+    }
+    out
+}
+
+fn local_offset(dir: &LogDir, topic: &str, partition: u32, spec: OffsetSpec) -> PartitionOffset {
+    let log = dir.partition(topic, partition)?;
+    let snapshot = log.snapshot()?;
+    Ok(match spec {
+        OffsetSpec::Earliest => Some(snapshot.log_start_offset),
+        OffsetSpec::Latest => Some(snapshot.log_end_offset),
+        OffsetSpec::Timestamp(ts) => log.offset_for_timestamp(&snapshot, ts)?,
+    })
+}
+
+/// A cluster's answers: one ListOffsets per partition leader.
+pub(super) fn remote(
+    cluster: &mut Cluster,
+    partitions: &[TopicPartition],
+    spec: OffsetSpec,
+) -> Result<BTreeMap<TopicPartition, PartitionOffset>> {
+    let mut out = BTreeMap::new();
+    let mut asked = Vec::with_capacity(partitions.len());
+    for (topic, partition) in partitions {
+        match i32::try_from(*partition) {
+            Ok(p) => asked.push((topic.clone(), p)),
+            Err(_) => {
+                let unknown = ClientError::kafka(
+                    ResponseError::UnknownTopicOrPartition,
+                    "This server does not host this topic-partition.",
+                );
+                out.insert((topic.clone(), *partition), Err(unknown));
+            }
+        }
+    }
+    let mut found = cluster.list_offsets(&asked, spec.list_offsets_timestamp())?;
+    for tp in asked {
+        // A partition the answer does not mention has no leader to ask.
+        let answer = found
+            .remove(&tp)
+            .unwrap_or(Err(crate::remote::RemoteError::broker(
+                ResponseError::LeaderNotAvailable.code(),
+                None,
+            )));
+        out.insert((tp.0, tp.1 as u32), answer.map_err(ClientError::from));
+    }
+    Ok(out)
+}
