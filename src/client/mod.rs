@@ -28,8 +28,8 @@ use std::path::{Path, PathBuf};
 pub use error::{ClientError, Result};
 pub use producer::{BatchSettings, Producer, ProducerRecord, ProducerSettings};
 pub use topics::{
-    ConfigEntry, NewTopic, PartitionDescription, PartitionIncrease, TopicDescription, TopicListing,
-    TopicOutcome,
+    ConfigChange, ConfigEntry, NewTopic, PartitionDescription, PartitionIncrease,
+    TopicConfigChanges, TopicDescription, TopicListing, TopicOutcome,
 };
 
 use crate::local::LogDir;

@@ -76,6 +76,31 @@ pub struct PartitionIncrease {
 /// The outcome for one topic of a create, add-partitions or delete call.
 pub type TopicOutcome = (String, Result<()>);
 
+/// One change to a topic's config, as Kafka's IncrementalAlterConfigs carries it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfigChange {
+    /// Sets the config to this value.
+    Set { name: String, value: String },
+    /// Removes the topic's value, so the default applies again.
+    Delete { name: String },
+}
+
+impl ConfigChange {
+    /// The config it changes.
+    pub fn name(&self) -> &str {
+        match self {
+            ConfigChange::Set { name, .. } | ConfigChange::Delete { name } => name,
+        }
+    }
+}
+
+/// The config changes of one topic.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TopicConfigChanges {
+    pub topic: String,
+    pub changes: Vec<ConfigChange>,
+}
+
 impl Client {
     /// Every topic, sorted by name.
     pub fn list_topics(&mut self) -> Result<Vec<TopicListing>> {
@@ -166,6 +191,18 @@ impl Client {
         match &mut self.backend {
             Backend::Local(dir) => Ok(local::admin::create_partitions(dir, increases)),
             Backend::Remote(cluster) => Ok(outcomes(cluster.create_partitions(increases)?)),
+        }
+    }
+
+    /// Changes topic configs, all of a topic's changes or none; the outcome of each topic, in
+    /// request order.
+    pub fn alter_topic_configs(
+        &mut self,
+        alterations: &[TopicConfigChanges],
+    ) -> Result<Vec<TopicOutcome>> {
+        match &mut self.backend {
+            Backend::Local(dir) => Ok(local::admin::alter_topic_configs(dir, alterations)),
+            Backend::Remote(cluster) => Ok(outcomes(cluster.alter_topic_configs(alterations)?)),
         }
     }
 

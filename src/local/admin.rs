@@ -9,8 +9,9 @@ use kafka_protocol::ResponseError;
 use super::logdir::LOCAL_NODE_ID;
 use super::{LocalError, LogDir, TopicMeta};
 use crate::client::{
-    ClientError, ConfigEntry, NewTopic, PartitionDescription, PartitionIncrease, Result,
-    TopicDescription, TopicListing, TopicOutcome, topic_config, topic_name,
+    ClientError, ConfigChange, ConfigEntry, NewTopic, PartitionDescription, PartitionIncrease,
+    Result, TopicConfigChanges, TopicDescription, TopicListing, TopicOutcome, topic_config,
+    topic_name,
 };
 
 /// Every topic, sorted by name.
@@ -82,16 +83,8 @@ pub fn create_topics(dir: &LogDir, topics: &[NewTopic]) -> Vec<TopicOutcome> {
 
 fn create_topic(dir: &LogDir, t: &NewTopic) -> Result<()> {
     let configs: BTreeMap<String, String> = t.configs.iter().cloned().collect();
-    if let Some(policy) = configs.get("cleanup.policy")
-        && policy.split(',').any(|p| p.trim() == "compact")
-    {
-        return Err(ClientError::kafka(
-            ResponseError::InvalidConfig,
-            format!(
-                "cleanup.policy={policy}: compaction is not yet supported on the embedded log; use cleanup.policy=delete, or a Kafka cluster"
-            ),
-        ));
-    }
+    refuse_compaction(&configs)
+        .map_err(|message| ClientError::kafka(ResponseError::InvalidConfig, message))?;
     on_this_broker(&t.assignments, 0)?;
     if let Some(rf) = t.replication_factor.filter(|rf| *rf > 1) {
         return Err(ClientError::kafka(
@@ -161,6 +154,42 @@ fn create_partitions_of(dir: &LogDir, increase: &PartitionIncrease) -> Result<()
     }
 }
 
+/// Applies each topic's config changes in turn, all of a topic's or none; the outcome of each.
+pub fn alter_topic_configs(dir: &LogDir, alterations: &[TopicConfigChanges]) -> Vec<TopicOutcome> {
+    alterations
+        .iter()
+        .map(|a| (a.topic.clone(), alter_topic_config(dir, a)))
+        .collect()
+}
+
+fn alter_topic_config(dir: &LogDir, alteration: &TopicConfigChanges) -> Result<()> {
+    existing(dir, &alteration.topic)?;
+    let invalid = |message: String| ClientError::kafka(ResponseError::InvalidConfig, message);
+    let meta = dir.alter_topic_configs(&alteration.topic, |configs| {
+        for change in &alteration.changes {
+            match change {
+                ConfigChange::Set { name, value } => {
+                    configs.insert(name.clone(), value.clone());
+                }
+                ConfigChange::Delete { name } => {
+                    configs.remove(name);
+                }
+            }
+        }
+        // Kafka checks the topic's whole resulting config, so a change may not leave it
+        // inconsistent (min.compaction.lag.ms above max.compaction.lag.ms, say).
+        topic_config::validate_all(configs)?;
+        refuse_compaction(configs)
+    });
+    let meta = match meta {
+        Ok(meta) => meta,
+        Err(LocalError::Invalid(message)) => return Err(invalid(message)),
+        Err(e) => return Err(e.into()),
+    };
+    // A shorter retention takes effect now, as the broker's log cleaner would soon.
+    Ok(dir.apply_retention(&meta)?)
+}
+
 /// Deletes each topic in turn; the outcome of each.
 pub fn delete_topics(dir: &LogDir, names: &[String]) -> Vec<TopicOutcome> {
     names
@@ -182,6 +211,16 @@ fn existing(dir: &LogDir, name: &str) -> Result<TopicMeta> {
             "This server does not host this topic-partition.",
         )
     })
+}
+
+/// The embedded log does not compact: `cleanup.policy=compact` is refused, not ignored.
+fn refuse_compaction(configs: &BTreeMap<String, String>) -> std::result::Result<(), String> {
+    match configs.get("cleanup.policy") {
+        Some(policy) if policy.split(',').any(|p| p.trim() == "compact") => Err(format!(
+            "cleanup.policy={policy}: compaction is not yet supported on the embedded log; use cleanup.policy=delete, or a Kafka cluster"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Replica assignments for partitions `first..` must name this broker alone.

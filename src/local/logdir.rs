@@ -381,6 +381,20 @@ impl LogDir {
         self.write_meta(&meta)
     }
 
+    /// Changes a topic's config overrides with `change`, which may refuse (nothing is written
+    /// then); the new metadata is written atomically under the log-dir lock.
+    pub fn alter_topic_configs(
+        &self,
+        name: &str,
+        change: impl FnOnce(&mut BTreeMap<String, String>) -> std::result::Result<(), String>,
+    ) -> Result<TopicMeta> {
+        let _lock = self.lock(LockMode::Exclusive)?;
+        let mut meta = self.require_topic(name)?;
+        change(&mut meta.configs).map_err(LocalError::Invalid)?;
+        self.write_meta(&meta)?;
+        Ok(meta)
+    }
+
     /// Deletes a topic: its metadata first (atomic), then its partition directories.
     pub fn delete_topic(&self, name: &str) -> Result<()> {
         let _lock = self.lock(LockMode::Exclusive)?;

@@ -123,6 +123,15 @@ impl Cluster {
             .block_on(self.client.create_partitions(increases))
     }
 
+    /// See [`crate::client::Client::alter_topic_configs`].
+    pub fn alter_topic_configs(
+        &mut self,
+        alterations: &[crate::client::TopicConfigChanges],
+    ) -> Result<Vec<TopicOutcome>> {
+        self.runtime
+            .block_on(self.client.alter_topic_configs(alterations))
+    }
+
     /// See [`Client::delete_topics`].
     pub fn delete_topics(&mut self, names: &[String]) -> Result<Vec<TopicOutcome>> {
         self.runtime.block_on(self.client.delete_topics(names))

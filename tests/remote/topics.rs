@@ -572,3 +572,120 @@ fn replica_assignment_errors_are_the_same_on_both_backends() {
     );
     assert_eq!(text(&local.stderr), text(&remote.stderr));
 }
+
+/// The client API's config changes do the same on the embedded log and on the broker: a value
+/// set shows as an override, a deleted one falls back to its default, and an unknown name or a
+/// bad value is refused with Kafka's INVALID_CONFIG and changes nothing.
+#[test]
+fn altering_topic_configs_is_the_same_on_both_backends() {
+    use kafkit::client::{Client, ConfigChange, ConnectOptions, NewTopic, TopicConfigChanges};
+
+    let topic = broker::unique_topic("alter-configs");
+    let local = tempfile::tempdir().unwrap();
+    let backends = [
+        ConnectOptions {
+            log_dir: Some(local.path().to_path_buf()),
+            ..ConnectOptions::default()
+        },
+        ConnectOptions {
+            bootstrap_servers: Some(broker::bootstrap()),
+            ..ConnectOptions::default()
+        },
+    ];
+    let set = |name: &str, value: &str| ConfigChange::Set {
+        name: name.into(),
+        value: value.into(),
+    };
+    let change = |changes: Vec<ConfigChange>| TopicConfigChanges {
+        topic: topic.clone(),
+        changes,
+    };
+    let mut seen = Vec::new();
+    for options in &backends {
+        let mut client = Client::open(options).unwrap();
+        let new = NewTopic {
+            name: topic.clone(),
+            partitions: Some(1),
+            configs: vec![("retention.bytes".into(), "1000000".into())],
+            ..NewTopic::default()
+        };
+        for (_, outcome) in client.create_topics(&[new]).unwrap() {
+            outcome.unwrap();
+        }
+        let changes = change(vec![
+            set("retention.ms", "86400000"),
+            ConfigChange::Delete {
+                name: "retention.bytes".into(),
+            },
+        ]);
+        let refused = [
+            change(vec![set("no.such.config", "1")]),
+            change(vec![set("retention.ms", "soon")]),
+        ];
+        let mut outcomes = Vec::new();
+        for request in std::iter::once(&changes).chain(&refused) {
+            // The broker may not know a just-created topic for a moment.
+            let deadline = Instant::now() + Duration::from_secs(20);
+            let outcome = loop {
+                let (_, outcome) = client
+                    .alter_topic_configs(&[request.clone()])
+                    .unwrap()
+                    .remove(0);
+                let unknown = outcome.as_ref().is_err_and(|e| {
+                    e.kind() == Some(kafka_protocol::ResponseError::UnknownTopicOrPartition)
+                });
+                if !unknown || Instant::now() > deadline {
+                    break outcome;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            };
+            outcomes.push(outcome.map_err(|e| e.kind()));
+        }
+        // The broker applies a change through its controller: its describe follows shortly.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let shown = loop {
+            let shown = retention_configs(&mut client, &topic);
+            if seen.first().is_none_or(|(_, first)| *first == shown) || Instant::now() > deadline {
+                break shown;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        seen.push((outcomes, shown));
+    }
+    let (outcomes, shown) = &seen[0];
+    assert_eq!(
+        outcomes,
+        &vec![
+            Ok(()),
+            Err(Some(kafka_protocol::ResponseError::InvalidConfig)),
+            Err(Some(kafka_protocol::ResponseError::InvalidConfig)),
+        ]
+    );
+    assert!(
+        shown.contains(&("retention.ms".into(), Some("86400000".into()), false)),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains(&("retention.bytes".into(), Some("-1".into()), true)),
+        "{shown:?}"
+    );
+    assert_eq!(seen[0], seen[1], "embedded log, then broker");
+}
+
+/// The topic's `retention.*` entries as (name, value, is default), sorted.
+fn retention_configs(
+    client: &mut kafkit::client::Client,
+    topic: &str,
+) -> Vec<(String, Option<String>, bool)> {
+    let (_, entries) = client
+        .describe_configs(&[topic.to_string()])
+        .unwrap()
+        .remove(0);
+    let mut shown: Vec<(String, Option<String>, bool)> = entries
+        .into_iter()
+        .filter(|e| e.name.starts_with("retention."))
+        .map(|e| (e.name, e.value, e.is_default))
+        .collect();
+    shown.sort();
+    shown
+}
