@@ -628,7 +628,7 @@ fn altering_topic_configs_is_the_same_on_both_backends() {
             let deadline = Instant::now() + Duration::from_secs(20);
             let outcome = loop {
                 let (_, outcome) = client
-                    .alter_topic_configs(&[request.clone()])
+                    .alter_topic_configs(std::slice::from_ref(request))
                     .unwrap()
                     .remove(0);
                 let unknown = outcome.as_ref().is_err_and(|e| {
