@@ -497,3 +497,52 @@ fn output_json_and_table() {
     let err = k.fails(T, &["--list", "--output", "xml"], None, 2);
     assert!(err.contains("--output xml"), "{err}");
 }
+
+/// Every valid Kafka topic name works, up to Kafka's 249 characters: create, alter, produce,
+/// consume, list and delete, with config overrides (issue 11, item 3).
+#[test]
+fn topic_names_up_to_249_characters_work() {
+    let k = Kafkit::new();
+    for len in [228, 229, 244, 245, 249] {
+        let topic: String = "t".repeat(len - 2) + ".x";
+        let create = [
+            "--create",
+            "--topic",
+            &topic,
+            "--partitions",
+            "2",
+            "--config",
+            "retention.ms=100000",
+        ];
+        assert_eq!(k.ok(T, &create, None), format!("Created topic {topic}.\n"));
+        k.ok(
+            T,
+            &["--alter", "--topic", &topic, "--partitions", "3"],
+            None,
+        );
+        k.produce(
+            &topic,
+            &["--property", "parse.key=true"],
+            b"a\tone\nb\ttwo\n",
+        );
+        let consumed = k.consume(&topic, 2, &[]);
+        let mut values: Vec<&str> = consumed.lines().collect();
+        values.sort();
+        assert_eq!(values, ["one", "two"], "{len} characters");
+        let described = k.ok(T, &["--describe", "--topic", &topic], None);
+        assert!(
+            described.contains("PartitionCount: 3") && described.contains("retention.ms=100000"),
+            "{described}"
+        );
+        assert!(k.ok(T, &["--list"], None).lines().any(|l| l == topic));
+        k.ok(T, &["--delete", "--topic", &topic], None);
+        assert!(!k.ok(T, &["--list"], None).lines().any(|l| l == topic));
+    }
+    // A name longer than Kafka's limit is still refused with Kafka's message.
+    let too_long = "t".repeat(250);
+    let err = k.fails(T, &["--create", "--topic", &too_long], None, 1);
+    assert!(
+        err.contains("is longer than the max allowed length 249"),
+        "{err}"
+    );
+}

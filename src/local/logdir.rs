@@ -6,7 +6,8 @@
 //! <root>/kafkit-format              format marker, "kafkit-log-format=1"
 //! <root>/.lock                      permanent; LOCK_EX for metadata changes, LOCK_SH per producer flush
 //! <root>/config.properties          optional log-dir settings (auto.create.topics.enable, num.partitions)
-//! <root>/topics/<topic>.properties  topic id, partition count and config overrides
+//! <root>/topics/<topic>.properties  topic id, partition count and config overrides (`<topic>.p`
+//!                                   for names too long for that suffix: over 244 characters)
 //! <root>/<topic>-<partition>/       Kafka's segment files, indexes, partition.metadata
 //! ```
 //!
@@ -204,9 +205,7 @@ impl LogDir {
     }
 
     fn meta_path(&self, name: &str) -> PathBuf {
-        self.root
-            .join(TOPICS_DIR)
-            .join(format!("{name}.properties"))
+        self.root.join(TOPICS_DIR).join(meta_file_name(name))
     }
 
     /// Every topic name, sorted.
@@ -222,7 +221,7 @@ impl LogDir {
             let entry = entry.context(|| format!("cannot read {}", dir.display()))?;
             let file = entry.file_name();
             let Some(file) = file.to_str() else { continue };
-            if let Some(name) = file.strip_suffix(".properties") {
+            if let Some(name) = topic_of_meta_file(&file) {
                 names.push(name.to_string());
             }
         }
@@ -322,9 +321,10 @@ impl LogDir {
                 fs::remove_dir_all(&dir)
                     .context(|| format!("cannot remove orphan directory {}", dir.display()))?;
             }
+            // Short, so that a 249-character topic name never makes it too long.
             let tmp = self
                 .root
-                .join(format!("{}-{p}.tmp-{}", meta.name, rand::random::<u64>()));
+                .join(format!(".partition-{:016x}.tmp", rand::random::<u64>()));
             PartitionLog::create(&tmp)?;
             write_atomically(
                 &tmp.join("partition.metadata"),
@@ -404,9 +404,7 @@ impl LogDir {
         sync_dir(&self.root.join(TOPICS_DIR))?;
         for p in 0..meta.partitions {
             let dir = self.partition_dir(name, p);
-            let doomed = self
-                .root
-                .join(format!("{name}-{p}.{:032x}-delete", rand::random::<u128>()));
+            let doomed = self.root.join(delete_dir_name(name, p));
             match fs::rename(&dir, &doomed) {
                 Ok(()) => fs::remove_dir_all(&doomed)
                     .context(|| format!("cannot remove {}", doomed.display()))?,
@@ -453,7 +451,8 @@ fn parse_properties(text: &str) -> BTreeMap<String, String> {
 
 /// Writes a small file atomically: tmp, fsync, rename, fsync of the directory.
 pub(crate) fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp-{}", rand::random::<u32>()));
+    // A short temporary name: the final name may already be as long as a name can be.
+    let tmp = path.with_file_name(format!(".{:016x}.tmp", rand::random::<u64>()));
     let write = || -> std::io::Result<()> {
         let mut f = fs::File::create(&tmp)?;
         f.write_all(data)?;
@@ -468,6 +467,40 @@ pub(crate) fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
         ));
     }
     sync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// The suffix of a topic's metadata file, and the shorter one for names too long for it.
+const META_SUFFIX: &str = ".properties";
+const LONG_META_SUFFIX: &str = ".p";
+
+/// The metadata file of topic `name`: `<name>.properties`, or `<name>.p` when that would pass
+/// the 255-byte limit of a file name (Kafka allows 249-character topic names). The suffixes
+/// cannot be mistaken for each other: `.properties` does not end in `.p`.
+fn meta_file_name(name: &str) -> String {
+    if name.len() + META_SUFFIX.len() <= MAX_FILE_NAME {
+        format!("{name}{META_SUFFIX}")
+    } else {
+        format!("{name}{LONG_META_SUFFIX}")
+    }
+}
+
+/// The topic whose metadata file this is, if it is one.
+fn topic_of_meta_file(file: &str) -> Option<&str> {
+    file.strip_suffix(META_SUFFIX)
+        .or_else(|| file.strip_suffix(LONG_META_SUFFIX))
+        .filter(|name| meta_file_name(name) == file)
+}
+
+/// The longest file name Linux file systems take, in bytes.
+const MAX_FILE_NAME: usize = 255;
+
+/// The name a partition directory is renamed to before it is removed, as Kafka names it:
+/// `<topic>-<partition>.<32 hex digits>-delete`, with the topic cut short to fit in a file name.
+fn delete_dir_name(topic: &str, partition: u32) -> String {
+    let suffix = format!("-{partition}.{:032x}-delete", rand::random::<u128>());
+    let keep = topic.len().min(MAX_FILE_NAME - suffix.len());
+    // Topic names are ASCII, so any byte boundary is a character boundary.
+    format!("{}{suffix}", &topic[..keep])
 }
 
 /// fsyncs a directory so that creates, renames and unlinks in it are durable.
