@@ -967,3 +967,61 @@ fn progress_only_on_a_terminal() {
         "Processed a total of 900000 messages\n"
     );
 }
+
+/// Negative numbers are read as numbers and refused by Kafka's range checks, and an unknown
+/// formatter class names the ones that exist (issue 11, item 4).
+#[test]
+fn negative_numbers_and_unknown_formatters_have_clear_errors() {
+    let k = Kafkit::new();
+    k.ok("kafka-topics", &["--create", "--topic", "n"], None);
+    let cases: [(&str, &[&str], &str); 5] = [
+        (
+            "kafka-topics",
+            &["--alter", "--topic", "n", "--partitions", "-1"],
+            "The partitions must be greater than 0",
+        ),
+        (
+            "kafka-topics",
+            &["--create", "--topic", "m", "--partitions", "-5"],
+            "The partitions must be greater than 0",
+        ),
+        (
+            "kafka-topics",
+            &["--create", "--topic", "m", "--replication-factor", "-1"],
+            "The replication factor must be between 1 and 32767 inclusive",
+        ),
+        (
+            "kafka-console-producer",
+            &["--topic", "n", "--batch-size", "-1"],
+            "Invalid value -1 for configuration batch.size: Value must be at least 0",
+        ),
+        (
+            "kafka-console-producer",
+            &["--topic", "n", "--timeout", "-1"],
+            "Invalid value -1 for configuration linger.ms: Value must be at least 0",
+        ),
+    ];
+    for (tool, args, message) in cases {
+        let code = if tool == "kafka-topics" { 1 } else { 2 };
+        let err = k.fails(tool, args, Some(b"x\n"), code);
+        assert!(err.contains(message), "{tool} {args:?}: {err}");
+        assert!(!err.contains("recognized option"), "{err}");
+    }
+    let err = k.fails(
+        "kafka-console-consumer",
+        &["--topic", "n", "--formatter", "com.example.MyFormatter"],
+        None,
+        2,
+    );
+    assert!(
+        err.contains("unknown formatter class 'com.example.MyFormatter'")
+            && err.contains(
+                "DefaultMessageFormatter, LoggingMessageFormatter and NoOpMessageFormatter"
+            ),
+        "{err}"
+    );
+    // Nothing was created or written by the refused commands.
+    assert_eq!(k.ok("kafka-topics", &["--list"], None), "n\n");
+    let args = ["--topic", "n", "--from-beginning", "--timeout-ms", "500"];
+    assert_eq!(k.ok("kafka-console-consumer", &args, None), "");
+}

@@ -185,7 +185,9 @@ impl FormatterKind {
         match class.trim().rsplit('.').next().unwrap_or("") {
             "DefaultMessageFormatter" | "LoggingMessageFormatter" => Ok(FormatterKind::Default),
             "NoOpMessageFormatter" => Ok(FormatterKind::NoOp),
-            _ => Err(class.to_string()),
+            _ => Err(format!(
+                "unknown formatter class '{class}'; kafkit has DefaultMessageFormatter, LoggingMessageFormatter and NoOpMessageFormatter (org.apache.kafka.tools.consumer.*)"
+            )),
         }
     }
 }

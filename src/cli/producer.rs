@@ -50,9 +50,12 @@ fn num<T: Clone + Send + Sync + 'static + std::str::FromStr>(
 where
     T::Err: std::error::Error + Send + Sync + 'static,
 {
-    opt(name, "Integer", help).value_parser(clap::builder::ValueParser::new(
-        |s: &str| -> Result<T, String> { s.parse::<T>().map_err(|_| s.to_string()) },
-    ))
+    // Negative numbers are numbers here, for Kafka's range checks to word their errors.
+    opt(name, "Integer", help)
+        .value_parser(clap::builder::ValueParser::new(
+            |s: &str| -> Result<T, String> { s.parse::<T>().map_err(|_| s.to_string()) },
+        ))
+        .allow_negative_numbers(true)
 }
 
 /// The clap definition of `kafka-console-producer`.

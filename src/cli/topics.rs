@@ -150,11 +150,13 @@ pub fn command() -> Command {
         .arg(value("topic-id", "topic-id", "The id of the topic to describe."))
         .arg(
             value("partitions", "Integer: # of partitions", "The number of partitions for the topic being created or altered.")
-                .value_parser(clap::value_parser!(i32)),
+                .value_parser(clap::value_parser!(i32))
+                .allow_negative_numbers(true),
         )
         .arg(
             value("replication-factor", "Integer: replication factor", "The replication factor for each partition (only 1 on the embedded log).")
-                .value_parser(clap::value_parser!(i32)),
+                .value_parser(clap::value_parser!(i32))
+                .allow_negative_numbers(true),
         )
         .arg(value(
             "replica-assignment",
@@ -179,7 +181,8 @@ pub fn command() -> Command {
         .arg(flag("at-min-isr-partitions", "With --describe: only show partitions whose isr count is equal to the configured minimum.", "Describe filters"))
         .arg(
             value("partition-size-limit-per-response", "Integer", "The maximum partition size to be included in one DescribeTopicPartitions response.")
-                .value_parser(clap::value_parser!(i32)),
+                .value_parser(clap::value_parser!(i32))
+                .allow_negative_numbers(true),
         )
         .arg(OutputFormat::arg())
         .arg(
