@@ -116,3 +116,43 @@ fn malformed_json_line_stops_with_its_number() {
     let err = k.fails(P, &["--topic", "j", "--input", "yaml"], Some(b"x\n"), 2);
     assert!(err.contains("--input yaml"), "{err}");
 }
+
+/// What Kafka's producer would refuse is refused, naming the line: a negative timestamp other
+/// than -1 (none) and a field given twice (issue 11, item 9).
+#[test]
+fn json_input_refuses_negative_timestamps_and_repeated_fields() {
+    let k = Kafkit::new();
+    let cases: [(&[u8], &str); 3] = [
+        (
+            b"{\"value\":\"a\"}\n{\"value\":\"b\",\"timestamp\":-5}\n",
+            "line 2: timestamp must be a non-negative integer",
+        ),
+        (
+            b"{\"value\":\"a\",\"value\":\"b\"}\n",
+            "line 1: field \"value\" is given twice",
+        ),
+        (
+            b"{\"key\":\"k\",\"value\":\"v\",\"key\":\"j\"}\n",
+            "line 1: field \"key\" is given twice",
+        ),
+    ];
+    for (input, message) in cases {
+        let err = k.fails(P, &["--topic", "d", "--input", "json"], Some(input), 1);
+        assert!(err.contains(message), "{err}");
+    }
+    // -1 is no timestamp: the producer stamps the record with the time it was read.
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    k.produce(
+        "stamped",
+        &["--input", "json"],
+        b"{\"value\":\"v\",\"timestamp\":-1}\n",
+    );
+    let records = dump(&k, "stamped", 1);
+    assert!(
+        records[0]["timestamp"].as_i64().unwrap() >= before,
+        "{records:?}"
+    );
+}

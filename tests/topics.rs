@@ -546,3 +546,49 @@ fn topic_names_up_to_249_characters_work() {
         "{err}"
     );
 }
+
+/// A command that fails or only reads leaves no log directory behind; the temporaries of a
+/// create or delete killed partway are removed by the next topic change, and live partitions
+/// whose names look like old temporaries are kept (issue 11, item 7).
+#[test]
+fn failed_commands_and_killed_creates_leave_nothing_behind() {
+    let k = Kafkit::new();
+    let fresh = k.path("new-log-dir");
+    let fresh_arg = fresh.to_str().unwrap();
+    let attempts: [&[&str]; 4] = [
+        &["--create", "--topic", "bad/name"],
+        &["--create", "--topic", "ok", "--partitions", "0"],
+        &["--describe", "--topic", "missing"],
+        &["--list"],
+    ];
+    for args in attempts {
+        let mut cmd = k.cmd(T);
+        cmd.args(args).args(["--log-dir", fresh_arg]);
+        cmd.output().unwrap();
+        assert!(!fresh.exists(), "{args:?} created {}", fresh.display());
+    }
+
+    // A topic called x.tmp: its partition x.tmp-5 looks like an old temporary name.
+    k.ok(
+        T,
+        &["--create", "--topic", "x.tmp", "--partitions", "6"],
+        None,
+    );
+    let leftovers = [
+        ".partition-0123456789abcdef.tmp",
+        "gone-0.tmp-12345",
+        "old-3.0123456789abcdef0123456789abcdef-delete",
+    ];
+    for name in leftovers {
+        std::fs::create_dir(k.path(name)).unwrap();
+        std::fs::write(k.path(name).join("00000000000000000000.log"), b"").unwrap();
+    }
+    std::fs::write(k.path("topics/.0123456789abcdef.tmp"), b"topic.id=x\n").unwrap();
+    k.ok(T, &["--create", "--topic", "next"], None);
+    for name in leftovers {
+        assert!(!k.path(name).exists(), "{name} was left");
+    }
+    assert!(!k.path("topics/.0123456789abcdef.tmp").exists());
+    assert!(k.path("x.tmp-5").join("00000000000000000000.log").exists());
+    assert_eq!(k.ok(T, &["--list"], None), "next\nx.tmp\n");
+}

@@ -100,11 +100,44 @@ fn bytes_field(v: &Value, what: &str) -> Result<Option<Vec<u8>>, String> {
     }
 }
 
+/// A JSON object whose fields are each given once: a repeated field is an error, where
+/// serde_json would keep the last one silently.
+struct UniqueFields(serde_json::Map<String, Value>);
+
+impl<'de> serde::Deserialize<'de> for UniqueFields {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = UniqueFields;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<UniqueFields, A::Error> {
+                let mut fields = serde_json::Map::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if fields.contains_key(&key) {
+                        return Err(serde::de::Error::custom(format!(
+                            "field \"{key}\" is given twice"
+                        )));
+                    }
+                    fields.insert(key, map.next_value()?);
+                }
+                Ok(UniqueFields(fields))
+            }
+        }
+        d.deserialize_map(Fields)
+    }
+}
+
 /// Parses one JSON line; errors say which field is wrong.
 pub fn parse_record(line: &[u8]) -> Result<JsonRecord, String> {
-    let value: Value = serde_json::from_slice(line).map_err(|e| format!("not valid JSON: {e}"))?;
-    let Value::Object(obj) = value else {
-        return Err("expected a JSON object".into());
+    let obj = match serde_json::from_slice::<UniqueFields>(line) {
+        Ok(UniqueFields(obj)) => obj,
+        Err(e) if e.is_data() => return Err(e.to_string()),
+        Err(e) => return Err(format!("not valid JSON: {e}")),
     };
     let get = |k: &str| obj.get(k).unwrap_or(&Value::Null);
     if !obj.contains_key("value") {
@@ -119,12 +152,19 @@ pub fn parse_record(line: &[u8]) -> Result<JsonRecord, String> {
             .collect::<Result<_, _>>()?,
         _ => return Err("headers must be an array of [key, value] pairs".into()),
     };
+    // -1 is Kafka's "no timestamp" (the producer stamps the record); other negatives are
+    // refused, as Java's ProducerRecord refuses them.
     let timestamp = match get("timestamp") {
         Value::Null => None,
-        v => Some(
-            v.as_i64()
-                .ok_or_else(|| format!("timestamp must be an integer (ms), got {v}"))?,
-        ),
+        v => match v.as_i64() {
+            Some(-1) => None,
+            Some(ts) if ts >= 0 => Some(ts),
+            _ => {
+                return Err(format!(
+                    "timestamp must be a non-negative integer (ms) or -1 for none, got {v}"
+                ));
+            }
+        },
     };
     let partition = match get("partition") {
         Value::Null => None,

@@ -72,7 +72,9 @@ pub struct LogDir {
 }
 
 impl LogDir {
-    /// Opens `root`, creating it (and its format marker) silently on first use.
+    /// Opens `root`. A directory that does not exist yet is created (silently, with its format
+    /// marker) only by the first command that writes, so a command that fails or only reads
+    /// leaves nothing behind.
     ///
     /// Refuses a directory that holds a Kafka broker's data (`meta.properties`) or anything
     /// else that is not an empty directory or a kafkit log directory.
@@ -94,7 +96,7 @@ impl LogDir {
                     )));
                 }
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::initialize(root)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::check_new(root)?,
             Err(e) => {
                 return Err(LocalError::io(
                     format!("cannot read {}", marker.display()),
@@ -107,9 +109,28 @@ impl LogDir {
         })
     }
 
-    /// Turns a new or empty directory into a log directory. Concurrent first uses serialize on
-    /// the log-dir lock, so exactly one of them writes the marker.
-    fn initialize(root: &Path) -> Result<()> {
+    /// Refuses, before anything is written, a new log directory that could not become one.
+    fn check_new(root: &Path) -> Result<()> {
+        if root.is_file() {
+            return Err(LocalError::Invalid(format!(
+                "log directory {} is a file, not a directory; choose another --log-dir",
+                root.display()
+            )));
+        }
+        if root.exists()
+            && let Some(name) = Self::foreign_entry(root)?
+        {
+            return Err(Self::not_a_log_dir(root, &name));
+        }
+        Ok(())
+    }
+
+    /// Turns a new or empty directory into a log directory, if it is not one yet. Concurrent
+    /// first uses serialize on the log-dir lock, so exactly one of them writes the marker.
+    pub(crate) fn initialize(root: &Path) -> Result<()> {
+        if root.join(FORMAT_FILE).exists() {
+            return Ok(());
+        }
         if root.is_file() {
             return Err(LocalError::Invalid(format!(
                 "log directory {} is a file, not a directory; choose another --log-dir",
@@ -163,9 +184,50 @@ impl LogDir {
         &self.root
     }
 
-    /// Takes the log-dir lock: exclusive for metadata changes, shared while writing data.
+    /// Takes the log-dir lock: exclusive for metadata changes, shared while writing data. The
+    /// first lock of a new log directory creates it. Holding the lock exclusively, nothing else
+    /// creates or deletes a topic, so the temporaries a killed create or delete left are
+    /// removed then.
     pub fn lock(&self, mode: LockMode) -> Result<FileLock> {
-        FileLock::acquire(&self.root.join(".lock"), mode)
+        Self::initialize(&self.root)?;
+        let lock = FileLock::acquire(&self.root.join(".lock"), mode)?;
+        if mode == LockMode::Exclusive {
+            self.remove_stale_temporaries()?;
+        }
+        Ok(lock)
+    }
+
+    /// Removes what a create or delete killed partway left: temporary partition directories,
+    /// partition directories renamed for deletion, and temporary metadata files.
+    fn remove_stale_temporaries(&self) -> Result<()> {
+        for name in entry_names(&self.root)? {
+            if is_stale_partition_dir(&name) && !self.is_live_partition_dir(&name)? {
+                let path = self.root.join(&name);
+                fs::remove_dir_all(&path)
+                    .context(|| format!("cannot remove {}", path.display()))?;
+            }
+        }
+        let topics = self.root.join(TOPICS_DIR);
+        for name in entry_names(&topics)? {
+            if name.ends_with(".tmp")
+                || (name.contains(".tmp-") && topic_of_meta_file(&name).is_none())
+            {
+                let path = topics.join(&name);
+                fs::remove_file(&path).context(|| format!("cannot remove {}", path.display()))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `name` is `<topic>-<partition>` of an existing topic.
+    fn is_live_partition_dir(&self, name: &str) -> Result<bool> {
+        let Some((topic, partition)) = name.rsplit_once('-') else {
+            return Ok(false);
+        };
+        let Ok(partition) = partition.parse::<u32>() else {
+            return Ok(false);
+        };
+        Ok(self.topic(topic)?.is_some_and(|t| partition < t.partitions))
     }
 
     /// A log-dir setting from `config.properties`, if set.
@@ -221,7 +283,7 @@ impl LogDir {
             let entry = entry.context(|| format!("cannot read {}", dir.display()))?;
             let file = entry.file_name();
             let Some(file) = file.to_str() else { continue };
-            if let Some(name) = topic_of_meta_file(&file) {
+            if let Some(name) = topic_of_meta_file(file) {
                 names.push(name.to_string());
             }
         }
@@ -467,6 +529,34 @@ pub(crate) fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
         ));
     }
     sync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// The names in a directory (none if it does not exist).
+fn entry_names(dir: &Path) -> Result<Vec<String>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(LocalError::io(format!("cannot read {}", dir.display()), e)),
+    };
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.context(|| format!("cannot read {}", dir.display()))?;
+        names.push(entry.file_name().to_string_lossy().into_owned());
+    }
+    Ok(names)
+}
+
+/// Whether a log-dir entry is named as a temporary partition directory: ours
+/// (`.partition-<hex>.tmp`), an older kafkit's (`<topic>-<p>.tmp-<digits>`), or one renamed
+/// for deletion (`<topic>-<p>.<hex>-delete`). Only the older form can also be a live
+/// partition's name (of a topic called `x.tmp`, say): callers check that.
+fn is_stale_partition_dir(name: &str) -> bool {
+    let old_tmp = name
+        .rsplit_once(".tmp-")
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    (name.starts_with(".partition-") && name.ends_with(".tmp"))
+        || name.ends_with("-delete")
+        || old_tmp
 }
 
 /// The suffix of a topic's metadata file, and the shorter one for names too long for it.

@@ -326,6 +326,10 @@ impl GroupDir {
         if members.is_dir() {
             return Ok(());
         }
+        // The log dir itself may be new: it gets its format marker first.
+        if let Some(log_dir) = self.dir.ancestors().nth(2) {
+            crate::local::LogDir::initialize(log_dir)?;
+        }
         fs::create_dir_all(&members).context(|| format!("cannot create {}", members.display()))?;
         // Durable directory entries (members, the group, `groups` in the log dir), so that a
         // committed offset never sits in a directory that a crash makes disappear.
@@ -787,9 +791,14 @@ mod tests {
         let mut sorted: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
         sorted.sort();
         assert_eq!(store.list().unwrap(), sorted);
-        // Nothing escaped the groups directory.
-        let top: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
-        assert_eq!(top.len(), 1);
+        // Nothing escaped the groups directory (beside it: the log dir's own marker and lock,
+        // written when the first group made it a log dir).
+        let mut top: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        top.sort();
+        assert_eq!(top, [".lock", "groups", "kafkit-format", "topics"]);
 
         // A reset keeps the other partitions' offsets.
         store
