@@ -480,3 +480,42 @@ fn max_messages_zero_and_negative_as_kafka() {
     assert_eq!(all, "a\nb\nc\n");
     assert_eq!(committed(&k, "G"), vec![("m".to_string(), 0, 3)]);
 }
+
+/// SIGTERM and SIGHUP end a group consumer in order, as Ctrl-C does: it commits what it wrote
+/// and exits with 128 plus the signal's number (143 and 129), as Kafka's tools do; the
+/// producer flushes what it read before exiting 143 (issue 11, item 10).
+#[test]
+fn sigterm_and_sighup_commit_then_exit_with_the_signal_status() {
+    let k = Kafkit::new();
+    k.produce("sig", &[], b"1\n2\n3\n");
+    for (sig, status, group) in [("-TERM", 143, "term"), ("-HUP", 129, "hup")] {
+        let mut running = spawn_consumer(
+            &k,
+            &["--topic", "sig", "--group", group, "--from-beginning"],
+        );
+        let mut seen = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while seen.len() < 3 && Instant::now() < deadline {
+            seen.extend(running.drain(Duration::from_millis(100)));
+        }
+        assert_eq!(seen, ["1", "2", "3"]);
+        signal(&running.child, sig);
+        assert_eq!(running.child.wait().unwrap().code(), Some(status), "{sig}");
+        assert_eq!(committed(&k, group), [("sig".to_string(), 0, 3)], "{sig}");
+    }
+
+    let mut producer = StdCommand::new(assert_cmd::cargo::cargo_bin("kafka-console-producer"))
+        .args(["--topic", "sig"])
+        .env("KAFKIT_LOG_DIR", k.log_dir())
+        .stdin(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = producer.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, b"4\n").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&producer, "-TERM");
+    assert_eq!(producer.wait().unwrap().code(), Some(143));
+    drop(stdin);
+    assert_eq!(k.consume("sig", 4, &[]), "1\n2\n3\n4\n");
+}

@@ -369,7 +369,7 @@ impl Printer {
         let mut display: Option<Progress> = None;
         loop {
             if interrupt.is_set() {
-                return Err(CliError::Interrupted);
+                return Err(interrupt.error());
             }
             // Also while the cluster is unreachable: --timeout-ms bounds the wait for records.
             if self.disconnected && self.timed_out(opts) {
@@ -427,7 +427,7 @@ impl Printer {
             let committed = self.consumer.auto_commit();
             self.unless_disconnected(committed)?;
             if interrupt.is_set() {
-                return Err(CliError::Interrupted);
+                return Err(interrupt.error());
             }
             if !round.read {
                 if self.timed_out(opts) {

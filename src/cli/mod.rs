@@ -5,10 +5,10 @@
 //! - [`line_reader`], [`formatter`]: the console tools' LineMessageReader and
 //!   DefaultMessageFormatter.
 //! - [`properties`]: `key=value` options and Java properties files.
-//! - [`signals`]: Ctrl-C handling.
+//! - [`signals`]: Ctrl-C, SIGTERM and SIGHUP handling.
 //!
-//! Exit codes: 0 ok, 1 runtime error, 2 usage error, 130 interrupted. Errors and warnings go to
-//! stderr, results to stdout.
+//! Exit codes: 0 ok, 1 runtime error, 2 usage error, 130, 143 or 129 when ended by SIGINT,
+//! SIGTERM or SIGHUP. Errors and warnings go to stderr, results to stdout.
 
 pub mod consumer;
 pub mod formatter;
@@ -34,8 +34,8 @@ pub enum CliError {
     Usage(String),
     /// The command could not be carried out: exit 1.
     Runtime(anyhow::Error),
-    /// Ctrl-C: exit 130.
-    Interrupted,
+    /// Ended by a signal: exit 128 plus its number (130 for Ctrl-C, 143 for SIGTERM).
+    Interrupted(u8),
 }
 
 impl From<anyhow::Error> for CliError {
@@ -200,7 +200,7 @@ pub fn run_tool(
             eprintln!("{error_prefix}{}", error_chain(&e));
             ExitCode::from(1)
         }
-        Err(CliError::Interrupted) => ExitCode::from(130),
+        Err(CliError::Interrupted(status)) => ExitCode::from(status),
     }
 }
 

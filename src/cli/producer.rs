@@ -509,7 +509,7 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
         }
         if interrupt.is_set() {
             sink.close()?;
-            return Err(CliError::Interrupted);
+            return Err(interrupt.error());
         }
     }
     sink.close()?;
