@@ -592,3 +592,45 @@ fn failed_commands_and_killed_creates_leave_nothing_behind() {
     assert!(k.path("x.tmp-5").join("00000000000000000000.log").exists());
     assert_eq!(k.ok(T, &["--list"], None), "next\nx.tmp\n");
 }
+
+/// As with Kafka's option parser, the word after an option that takes a value is its value,
+/// even when it starts with `-`; a value that does not parse is named (issue 11, item 12).
+#[test]
+fn values_that_start_with_a_dash() {
+    let k = Kafkit::new();
+    assert_eq!(
+        k.ok(T, &["--create", "--topic", "-dash"], None),
+        "Created topic -dash.\n"
+    );
+    assert_eq!(k.ok(T, &["--list"], None), "-dash\n");
+    let described = k.ok(T, &["--describe", "--topic", "-dash"], None);
+    assert!(described.starts_with("Topic: -dash\t"), "{described}");
+    let err = k.fails(T, &["--describe", "--topic", "-h"], None, 1);
+    assert!(
+        err.contains("Topic '-h' does not exist as expected"),
+        "{err}"
+    );
+    let err = k.fails(
+        T,
+        &["--create", "--topic", "x", "--partitions", "-5x"],
+        None,
+        2,
+    );
+    assert!(
+        err.contains("Cannot parse argument '-5x' of option partitions"),
+        "{err}"
+    );
+    let err = k.fails(T, &["--create", "--topic", "x", "--partitions=-1"], None, 1);
+    assert!(
+        err.contains("The partitions must be greater than 0"),
+        "{err}"
+    );
+    let err = k.fails(T, &["--describe", "--topic"], None, 2);
+    assert!(err.contains("Option topic requires an argument"), "{err}");
+    k.ok(
+        "kafka-console-producer",
+        &["--topic", "-dash"],
+        Some(b"v\n"),
+    );
+    assert_eq!(k.consume("-dash", 1, &[]), "v\n");
+}

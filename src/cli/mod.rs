@@ -82,6 +82,21 @@ pub fn with_common_args(cmd: clap::Command) -> clap::Command {
                 )
                 .help_heading("Connection"),
         )
+        .mut_args(next_word_is_the_value)
+}
+
+/// jopt-simple, which Kafka's tools parse with, takes the word after an option that requires
+/// an argument as its value even when it starts with `-` (`--topic -dash`, `--partitions -1`).
+/// Options whose value is optional keep clap's reading, as jopt does: a following `--flag`
+/// is not their value.
+fn next_word_is_the_value(arg: clap::Arg) -> clap::Arg {
+    let required_value =
+        arg.get_action().takes_values() && arg.get_num_args().is_none_or(|n| n.min_values() > 0);
+    if required_value {
+        arg.allow_hyphen_values(true)
+    } else {
+        arg
+    }
 }
 
 /// A value parser that accepts any text (the tools validate it with Kafka's messages) but
