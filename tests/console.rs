@@ -1025,3 +1025,66 @@ fn negative_numbers_and_unknown_formatters_have_clear_errors() {
     let args = ["--topic", "n", "--from-beginning", "--timeout-ms", "500"];
     assert_eq!(k.ok("kafka-console-consumer", &args, None), "");
 }
+
+/// Consumer and producer properties are checked as Java's clients check them, with or without
+/// a group: type and range, with Java's type names (issue 11, items 13 and 15).
+#[test]
+fn client_properties_are_always_checked() {
+    let k = Kafkit::new();
+    k.produce("p", &[], b"x\n");
+    let consumer_cases = [
+        (
+            "max.poll.records=abc",
+            "max.poll.records: Not a number of type INT",
+        ),
+        (
+            "session.timeout.ms=abc",
+            "session.timeout.ms: Not a number of type INT",
+        ),
+        (
+            "fetch.max.bytes=abc",
+            "fetch.max.bytes: Not a number of type INT",
+        ),
+        (
+            "enable.auto.commit=maybe",
+            "enable.auto.commit: Expected value to be either true or false",
+        ),
+        (
+            "group.protocol=bogus",
+            "group.protocol: String must be one of (case insensitive): CLASSIC, CONSUMER",
+        ),
+    ];
+    for (property, message) in consumer_cases {
+        let args = [
+            "--topic",
+            "p",
+            "--from-beginning",
+            "--command-property",
+            property,
+        ];
+        let err = k.fails("kafka-console-consumer", &args, None, 2);
+        assert!(err.contains(message), "{err}");
+    }
+    let producer_cases = [
+        ("batch.size=x", "batch.size: Not a number of type INT"),
+        ("retries=x", "retries: Not a number of type INT"),
+        (
+            "max.in.flight.requests.per.connection=x",
+            "max.in.flight.requests.per.connection: Not a number of type INT",
+        ),
+        ("linger.ms=x", "linger.ms: Not a number of type LONG"),
+        (
+            "enable.idempotence=maybe",
+            "enable.idempotence: Expected value to be either true or false",
+        ),
+    ];
+    for (property, message) in producer_cases {
+        let args = ["--topic", "p", "--command-property", property];
+        let err = k.fails("kafka-console-producer", &args, Some(b"y\n"), 2);
+        assert!(err.contains(message), "{err}");
+    }
+    // Nothing was written by the refused producers.
+    assert_eq!(k.consume("p", 1, &[]), "x\n");
+    let args = ["--topic", "p", "--from-beginning", "--timeout-ms", "500"];
+    assert_eq!(k.ok("kafka-console-consumer", &args, None), "x\n");
+}

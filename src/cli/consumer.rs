@@ -16,6 +16,7 @@ use anyhow::anyhow;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use regex::Regex;
 
+use super::client_config;
 use super::formatter::{Formatter, FormatterKind};
 use super::json;
 use super::progress::{self, Progress, Total};
@@ -238,6 +239,8 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
     let group = group_id(m, &file, &pairs)?;
     let mut command = file;
     command.extend(pairs);
+    // Java's consumer checks every property it knows when it is built, group or not.
+    client_config::validate(client_config::Client::Consumer, &command)?;
     if let Some(g) = &group {
         if partition.is_some() {
             return usage("Options group and partition cannot be specified together.");

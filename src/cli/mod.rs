@@ -4,12 +4,14 @@
 //!   `command()` (the clap definition) and `main()`.
 //! - [`line_reader`], [`formatter`]: the console tools' LineMessageReader and
 //!   DefaultMessageFormatter.
-//! - [`properties`]: `key=value` options and Java properties files.
+//! - [`properties`]: `key=value` options and Java properties files; [`client_config`]:
+//!   Kafka's checks of the producer and consumer properties.
 //! - [`signals`]: Ctrl-C, SIGTERM and SIGHUP handling.
 //!
 //! Exit codes: 0 ok, 1 runtime error, 2 usage error, 130, 143 or 129 when ended by SIGINT,
 //! SIGTERM or SIGHUP. Errors and warnings go to stderr, results to stdout.
 
+pub mod client_config;
 pub mod consumer;
 pub mod formatter;
 pub mod groups;

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::anyhow;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
+use super::client_config;
 use super::json;
 use super::line_reader::LineReader;
 use super::progress::{self, Progress, Total};
@@ -175,6 +176,8 @@ fn settings(m: &ArgMatches) -> Result<(Settings, Properties, Properties), CliErr
         .or(m.get_many::<String>("producer-property"));
     command.extend(properties::parse_pairs(pairs.into_iter().flatten()));
     let reader = reader_properties(m, &topic)?;
+    // Java's producer checks every property it knows when it is built.
+    client_config::validate(client_config::Client::Producer, &command)?;
     let (linger, batching) = batching(m, &command)?;
     let delivery = delivery(m, &command)?;
     console_defaults(m, &mut command);
@@ -191,16 +194,7 @@ fn settings(m: &ArgMatches) -> Result<(Settings, Properties, Properties), CliErr
 /// A numeric producer property; explicit flags win over it, and it over the console
 /// producer's defaults.
 fn prop_num(command: &Properties, key: &str) -> Result<Option<i64>, CliError> {
-    command
-        .get(key)
-        .map(|v| {
-            v.trim().parse::<i64>().map_err(|_| {
-                CliError::Usage(format!(
-                    "Invalid value {v} for configuration {key}: Not a number of type LONG"
-                ))
-            })
-        })
-        .transpose()
+    client_config::number(client_config::Client::Producer, command, key)
 }
 
 /// How records become batches: the linger (`--timeout`, `linger.ms`), `batch.size`,
