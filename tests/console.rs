@@ -1088,3 +1088,20 @@ fn client_properties_are_always_checked() {
     let args = ["--topic", "p", "--from-beginning", "--timeout-ms", "500"];
     assert_eq!(k.ok("kafka-console-consumer", &args, None), "x\n");
 }
+
+/// `--topic ''` ends the consumer with the error Java's consumer gives for an empty topic,
+/// instead of waiting for a topic that can never exist (issue 11, item 15).
+#[test]
+fn an_empty_topic_name_is_refused() {
+    let k = Kafkit::new();
+    let err = k.fails("kafka-console-consumer", &["--topic", ""], None, 1);
+    assert!(
+        err.contains("Topic collection to subscribe to cannot contain null or empty topic"),
+        "{err}"
+    );
+    let err = k.fails("kafka-topics", &["--create", "--topic", ""], None, 1);
+    assert!(
+        err.contains("Topic name is invalid: the empty string is not allowed"),
+        "{err}"
+    );
+}

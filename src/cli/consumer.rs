@@ -600,6 +600,13 @@ fn subscription(m: &ArgMatches, from_beginning: bool) -> Result<Subscription, Cl
     let topic = m.get_one::<String>("topic");
     let include = m.get_one::<String>("include");
     let partition = m.get_one::<i32>("partition");
+    if topic.is_some_and(|t| t.trim().is_empty()) {
+        // What Java's KafkaConsumer.subscribe throws, reported as ConsoleConsumer reports it.
+        return Err(anyhow!(
+            "Unknown error when running consumer: java.lang.IllegalArgumentException: Topic collection to subscribe to cannot contain null or empty topic"
+        )
+        .into());
+    }
     Ok(match (topic, include, partition) {
         (Some(topic), _, Some(p)) => {
             if *p < 0 {

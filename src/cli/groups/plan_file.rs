@@ -44,8 +44,13 @@ pub(super) fn parse(text: &str, single: Option<&str>) -> Result<Plans, String> {
 }
 
 /// Splits one line into exactly `n` fields whose last two are an int partition and a long offset.
+/// A `topic,partition` line (no offset column) stands for offset 0, as Kafka's CSV reader fills
+/// the missing last column with the number's default.
 fn record(line: &str, n: usize) -> Result<Vec<String>, String> {
     let mut fields = split_fields(line)?;
+    if n == 3 && fields.len() == 2 {
+        fields.push("0".to_string());
+    }
     if fields.len() != n {
         return Err(format!("{} columns", fields.len()));
     }
@@ -128,6 +133,12 @@ mod tests {
 
     fn tp(t: &str, p: i64) -> Tp {
         (t.to_string(), p)
+    }
+
+    #[test]
+    fn a_missing_offset_is_zero() {
+        let p = parse("t,0\nt,1,7\n", Some("g")).unwrap();
+        assert_eq!(p["g"], BTreeMap::from([(tp("t", 0), 0), (tp("t", 1), 7)]));
     }
 
     #[test]
