@@ -1,4 +1,4 @@
-complete -c kafka-consumer-groups -l validate-regex -d 'Validate that the syntax of the provided regular expression is valid (Rust regex syntax on kafkit).' -r
+complete -c kafka-consumer-groups -l validate-regex -d 'Validate that the syntax of the provided regular expression is valid (Java regex syntax).' -r
 complete -c kafka-consumer-groups -l group -d 'The consumer group we wish to act on (repeatable).' -r
 complete -c kafka-consumer-groups -l topic -d 'The topic whose consumer group information should be deleted or included in the reset offset process: \'topic\' or \'topic:0,1,2\' (repeatable).' -r
 complete -c kafka-consumer-groups -l timeout -d 'The timeout that can be set for some use cases (ignored on the embedded log).' -r

@@ -1089,8 +1089,8 @@ fn bad_input_changes_nothing() {
         ),
         (
             vec!["--from-file", p],
-            "t,0,1\nt,1\n",
-            "line 2 (\"t,1\"): 2 columns; expected topic,partition,offset",
+            "t,0,1\nt,1,2,3,4\n",
+            "line 2 (\"t,1,2,3,4\"): 5 columns; expected topic,partition,offset",
         ),
         (
             vec!["--from-file", p],
@@ -1497,4 +1497,28 @@ fn reset_progress_only_on_a_terminal() {
     assert_eq!(code, Some(0));
     assert_eq!(stderr, "");
     assert_eq!(stdout.lines().filter(|l| l.contains("wide")).count(), 500);
+}
+
+/// A reset plan line `topic,partition` without an offset is read as offset 0 (then clamped
+/// to the log start), as Kafka's CSV reader reads it (issue 11, item 15).
+#[test]
+fn a_plan_line_without_an_offset_means_offset_zero() {
+    let k = Kafkit::new();
+    topic_with(&k, "t", &[5, 5]);
+    seed(&k, "g", &[("t", 0, 2), ("t", 1, 2)]);
+    let plan = k.path("plan.csv");
+    std::fs::write(&plan, "t,0\nt,1,4\n").unwrap();
+    let args = [
+        "--reset-offsets",
+        "--group",
+        "g",
+        "--execute",
+        "--from-file",
+        plan.to_str().unwrap(),
+    ];
+    k.ok(G, &args, None);
+    assert_eq!(
+        common::committed(&k, "g"),
+        [("t".to_string(), 0, 0), ("t".to_string(), 1, 4)]
+    );
 }

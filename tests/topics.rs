@@ -634,3 +634,38 @@ fn values_that_start_with_a_dash() {
     );
     assert_eq!(k.consume("-dash", 1, &[]), "v\n");
 }
+
+/// Topic patterns take Java's regex syntax, as users copy them from Java: look-ahead and
+/// `\Q...\E` select topics in kafka-topics and kafka-console-consumer --include; a pattern
+/// that is invalid gets one line in Kafka's words (issue 11, item 11).
+#[test]
+fn topic_patterns_take_java_regex_syntax() {
+    let k = Kafkit::new();
+    for topic in ["camera", "__extra", "a.b", "axb"] {
+        k.ok(T, &["--create", "--topic", topic], None);
+    }
+    let listed = k.ok(T, &["--list", "--topic", "(?!__).*ra"], None);
+    assert_eq!(listed, "camera\n");
+    let listed = k.ok(T, &["--list", "--topic", r"\Qa.b\E"], None);
+    assert_eq!(listed, "a.b\n");
+    k.produce("a.b", &[], b"quoted\n");
+    k.produce("axb", &[], b"other\n");
+    let args = [
+        "--include",
+        r"\Qa.b\E",
+        "--from-beginning",
+        "--timeout-ms",
+        "500",
+    ];
+    assert_eq!(k.ok("kafka-console-consumer", &args, None), "quoted\n");
+    for tool in [T, "kafka-console-consumer"] {
+        let args: &[&str] = if tool == T {
+            &["--list", "--topic", "(unclosed"]
+        } else {
+            &["--include", "(unclosed"]
+        };
+        let err = k.fails(tool, args, None, 2);
+        assert!(err.contains("(unclosed is an invalid regex."), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}

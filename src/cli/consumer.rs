@@ -14,7 +14,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::anyhow;
 use clap::{Arg, ArgAction, ArgMatches, Command};
-use regex::Regex;
 
 use super::client_config;
 use super::formatter::{Formatter, FormatterKind};
@@ -23,11 +22,11 @@ use super::progress::{self, Progress, Total};
 use super::properties::{self, Properties};
 use super::signals::Interrupt;
 use super::{CliError, connection_args, open_client, run_tool, usage};
-use crate::client::ClientError;
 use crate::client::consumer::{
     ConsumedRecord, Consumer, ConsumerConfig, GroupProtocol, GroupSettings, Handled, Isolation,
     OffsetReset, Start, Subscription,
 };
+use crate::client::{ClientError, TopicPattern};
 
 /// Kafka's formatter classes, offered by completions.
 const FORMATTERS: &[&str] = &[
@@ -636,10 +635,8 @@ fn subscription(m: &ArgMatches, from_beginning: bool) -> Result<Subscription, Cl
         }
         (Some(topic), _, None) => Subscription::Topic(topic.clone()),
         (None, Some(pattern), _) => {
-            Subscription::Pattern(Regex::new(&format!("^(?:{pattern})$")).map_err(|e| {
-                CliError::Usage(format!(
-                    "--include '{pattern}' is not a valid regular expression: {e}"
-                ))
+            Subscription::Pattern(TopicPattern::whole_names(pattern).map_err(|why| {
+                CliError::Usage(format!("{pattern} is an invalid regex. ({why})"))
             })?)
         }
         (None, None, _) => unreachable!("checked above"),

@@ -13,13 +13,13 @@ use anyhow::anyhow;
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use kafka_protocol::ResponseError;
-use regex::Regex;
 
 mod output;
 
 use super::{CliError, OutputFormat, connection_args, open_client, properties, run_tool, usage};
 use crate::client::{
-    Client, NewTopic, PartitionDescription, PartitionIncrease, topic_config, topic_name,
+    Client, NewTopic, PartitionDescription, PartitionIncrease, TopicPattern, topic_config,
+    topic_name,
 };
 use output::{TopicView, write_describe, write_names};
 
@@ -332,15 +332,11 @@ fn validate(m: &ArgMatches, action: Action) -> Result<(), CliError> {
 
 /// Kafka's topic selection: trimmed, `,` becomes `|`, spaces and surrounding quotes removed,
 /// matched against whole names.
-fn topic_pattern(arg: &str) -> Result<Regex, CliError> {
+fn topic_pattern(arg: &str) -> Result<TopicPattern, CliError> {
     let cleaned: String = arg.trim().replace(',', "|").replace(' ', "");
     let cleaned = cleaned.trim_matches(|c| c == '"' || c == '\'');
-    Regex::new(&format!("^(?:{cleaned})$")).map_err(|e| {
-        CliError::Usage(format!(
-            "--topic '{arg}' is not a valid regular expression: {}",
-            e.to_string().lines().last().unwrap_or("")
-        ))
-    })
+    TopicPattern::whole_names(cleaned)
+        .map_err(|why| CliError::Usage(format!("{arg} is an invalid regex. ({why})")))
 }
 
 fn is_zero_uuid(id: &str) -> bool {
@@ -501,7 +497,7 @@ fn create(client: &mut Client, opts: &TopicsOptions, out: &mut impl Write) -> Re
 /// (the backend checks them again), with Kafka's warnings for duplicate list items.
 fn parse_configs(entries: &[String]) -> Result<BTreeMap<String, String>, CliError> {
     let mut configs = BTreeMap::new();
-    let split = Regex::new(r"\s*=\s*").expect("valid regex");
+    let split = regex::Regex::new(r"\s*=\s*").expect("valid regex");
     for entry in entries {
         let parts: Vec<&str> = split.split(entry).collect();
         if parts.len() != 2 {

@@ -10,7 +10,8 @@
 //! - [`offsets`]: partition offsets: earliest, latest, by time.
 //! - [`producer`]: the producer: one accumulator, batches handed to either backend.
 //! - [`topics`]: topic admin: list, describe, configs, create, add partitions, delete.
-//! - [`topic_name`], [`topic_config`]: Kafka's topic-name rules and topic configs.
+//! - [`topic_name`], [`topic_config`]: Kafka's topic-name rules and topic configs;
+//!   [`topic_pattern`]: topic patterns in Java's regex syntax.
 //! - [`error`]: [`ClientError`], one error type with Kafka's error kinds.
 
 pub mod consumer;
@@ -20,6 +21,7 @@ pub mod offsets;
 pub mod producer;
 pub mod topic_config;
 pub mod topic_name;
+pub mod topic_pattern;
 pub mod topics;
 
 use std::collections::BTreeMap;
@@ -27,6 +29,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::{ClientError, Result};
 pub use producer::{BatchSettings, Producer, ProducerRecord, ProducerSettings};
+pub use topic_pattern::TopicPattern;
 pub use topics::{
     ConfigChange, ConfigEntry, NewTopic, PartitionDescription, PartitionIncrease,
     TopicConfigChanges, TopicDescription, TopicListing, TopicOutcome,

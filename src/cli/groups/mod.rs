@@ -30,6 +30,7 @@ use std::process::ExitCode;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use super::{CliError, connection_args, open_client, properties, run_tool};
+use crate::client::TopicPattern;
 use crate::client::groups::{GroupAdmin, Tp};
 use options::{Action, GroupsOptions};
 
@@ -59,7 +60,7 @@ fn actions(cmd: Command) -> Command {
         .arg(flag("reset-offsets", "Reset offsets of consumer group. Supports one consumer group at the time, and instances should be inactive. Dry run by default; add --execute to apply.", "Actions"))
         .arg(flag("delete-offsets", "Delete offsets of consumer group. Supports one consumer group at the time, and multiple topics.", "Actions"))
         .arg(
-            value("validate-regex", "regex", "Validate that the syntax of the provided regular expression is valid (Rust regex syntax on kafkit).")
+            value("validate-regex", "regex", "Validate that the syntax of the provided regular expression is valid (Java regex syntax).")
                 .help_heading("Actions")
                 .allow_hyphen_values(true),
         )
@@ -190,19 +191,13 @@ fn dispatch(src: &mut GroupAdmin, o: &GroupsOptions) -> Result<(), CliError> {
     }
 }
 
-/// `--validate-regex`: Kafka compiles with `java.util.regex`; kafkit with Rust's `regex` crate.
-/// An invalid pattern is an error (exit 1; Kafka exits 0).
+/// `--validate-regex`: Kafka compiles with `java.util.regex`; kafkit takes the same syntax
+/// ([`TopicPattern`]). An invalid pattern is an error (exit 1; Kafka exits 0).
 fn validate_regex(pattern: &str) -> Result<(), CliError> {
-    match regex::Regex::new(pattern) {
+    match TopicPattern::whole_names(pattern) {
         Ok(_) => emit(&format!("The regular expression `{pattern}` is valid.\n")),
-        Err(e) => {
-            let text = e.to_string();
-            let why = text
-                .lines()
-                .last()
-                .unwrap_or("")
-                .trim()
-                .trim_start_matches("error: ");
+        Err(why) => {
+            let why = why.trim_end_matches('.');
             Err(anyhow::anyhow!("The regular expression `{pattern}` is invalid: {why}.").into())
         }
     }

@@ -13,9 +13,7 @@ mod source;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use regex::Regex;
-
-use super::{Backend, Client, ClientError, Result};
+use super::{Backend, Client, ClientError, Result, TopicPattern};
 use crate::assignor::TopicPartition;
 use crate::local::LocalError;
 use crate::local::group::{Member, MemberConfig};
@@ -34,7 +32,7 @@ const FETCH_BYTES: usize = 1024 * 1024;
 pub enum Subscription {
     Topic(String),
     /// Every topic whose whole name matches (internal topics left out).
-    Pattern(Regex),
+    Pattern(TopicPattern),
     /// One partition, from `start`; never in a group.
     Partition {
         topic: String,
