@@ -1105,3 +1105,54 @@ fn an_empty_topic_name_is_refused() {
         "{err}"
     );
 }
+
+/// A log dir on a read-only mount (or another user's) can be read: topics listed and
+/// described, records consumed, groups described; a producer fails with a clear error
+/// (issue 11, item 6). The read-only mount is a bind mount in a private mount namespace.
+#[test]
+fn a_read_only_log_dir_can_be_read() {
+    let k = Kafkit::new();
+    k.produce("t", &[], b"a\nb\n");
+    let group = [
+        "--topic",
+        "t",
+        "--group",
+        "g",
+        "--from-beginning",
+        "--max-messages",
+        "1",
+    ];
+    k.ok("kafka-console-consumer", &group, None);
+    let ro = tempfile::tempdir().unwrap();
+    let bin = |tool: &str| assert_cmd::cargo::cargo_bin(tool).display().to_string();
+    let script = format!(
+        "set -e; mount --bind '{src}' '{ro}'; mount -o remount,ro,bind '{ro}'
+         '{topics}' --log-dir '{ro}' --list
+         '{topics}' --log-dir '{ro}' --describe --topic t | head -1 | cut -f1,3
+         '{consumer}' --log-dir '{ro}' --topic t --from-beginning --max-messages 2 2>/dev/null
+         '{groups}' --log-dir '{ro}' --describe --group g | tail -1 | tr -s ' ' | cut -d' ' -f1-6
+         msg=$(echo x | '{producer}' --log-dir '{ro}' --topic t 2>&1) && echo wrote
+         echo \"$msg\" | grep -c 'Read-only file system'",
+        src = k.log_dir().display(),
+        ro = ro.path().display(),
+        topics = bin("kafka-topics"),
+        consumer = bin("kafka-console-consumer"),
+        groups = bin("kafka-consumer-groups"),
+        producer = bin("kafka-console-producer"),
+    );
+    let out = StdCommand::new("unshare")
+        .args(["-m", "bash", "-c", &script])
+        .output()
+        .expect("unshare runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        stdout,
+        "t\nTopic: t\tPartitionCount: 1\na\nb\ng t 0 1 2 1\n1\n"
+    );
+    assert_eq!(k.consume("t", 2, &[]), "a\nb\n", "nothing was written");
+}

@@ -71,6 +71,20 @@ impl LocalError {
             source,
         }
     }
+
+    /// Whether this is a write refused because the log dir is read-only to us (a read-only
+    /// mount, or another user's files).
+    pub fn is_read_only(&self) -> bool {
+        matches!(self, LocalError::Io { source, .. } if is_read_only(source))
+    }
+}
+
+/// Whether an I/O error says the file system or the file cannot be written by us.
+pub(crate) fn is_read_only(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied
+    )
 }
 
 /// Result alias for the embedded log.

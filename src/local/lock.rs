@@ -7,7 +7,7 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::error::{IoContext, LocalError, Result};
+use super::error::{LocalError, Result};
 
 /// How long to wait for a lock before giving up with a clear error.
 pub const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
@@ -22,7 +22,9 @@ pub enum LockMode {
 /// A held lock; released on drop.
 #[derive(Debug)]
 pub struct FileLock {
-    file: File,
+    /// `None`: a shared lock where the lock file is missing and cannot be created (a read-only
+    /// log dir, which no one can write to anyway).
+    file: Option<File>,
     path: PathBuf,
 }
 
@@ -34,13 +36,12 @@ impl FileLock {
 
     /// Takes the lock, waiting up to `timeout`.
     pub fn acquire_within(path: &Path, mode: LockMode, timeout: Duration) -> Result<FileLock> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .context(|| format!("cannot open lock file {}", path.display()))?;
+        let Some(file) = open_lock_file(path, mode)? else {
+            return Ok(FileLock {
+                file: None,
+                path: path.to_path_buf(),
+            });
+        };
         let start = Instant::now();
         let mut pause = Duration::from_micros(200);
         loop {
@@ -51,7 +52,7 @@ impl FileLock {
             match attempt {
                 Ok(()) => {
                     return Ok(FileLock {
-                        file,
+                        file: Some(file),
                         path: path.to_path_buf(),
                     });
                 }
@@ -88,7 +89,35 @@ impl FileLock {
 
 impl Drop for FileLock {
     fn drop(&mut self) {
-        let _ = self.file.unlock();
+        if let Some(file) = &self.file {
+            let _ = file.unlock();
+        }
+    }
+}
+
+/// Opens the lock file. Shared locks (readers) open it read-only, since `flock` does not need
+/// write access, so a read-only mount or another user's log dir can be read; where the file is
+/// missing and cannot be created there, a reader goes without (`None`): nothing can write.
+/// Exclusive locks (writers) open it read-write, creating it on first use.
+fn open_lock_file(path: &Path, mode: LockMode) -> Result<Option<File>> {
+    let context = || format!("cannot open lock file {}", path.display());
+    if mode == LockMode::Shared {
+        match File::open(path) {
+            Ok(file) => return Ok(Some(file)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(LocalError::io(context(), e)),
+        }
+    }
+    let created = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path);
+    match created {
+        Ok(file) => Ok(Some(file)),
+        Err(e) if mode == LockMode::Shared && super::error::is_read_only(&e) => Ok(None),
+        Err(e) => Err(LocalError::io(context(), e)),
     }
 }
 
