@@ -11,8 +11,8 @@
 //! - [`sasl`]: SaslHandshake and SaslAuthenticate with PLAIN or SCRAM ([`scram`]), credentials
 //!   from `sasl.jaas.config` ([`jaas`]).
 //! - [`coordinator`]: FindCoordinator and a connection to a group's coordinator.
-//! - [`membership`]: a consumer's membership of a group (classic protocol, heartbeat thread).
-//! - [`consumer_membership`]: the same with KIP-848's consumer protocol (ConsumerGroupHeartbeat).
+//! - [`membership`]: a consumer's membership of a group, with the classic protocol or KIP-848's
+//!   (ConsumerGroupHeartbeat), and the heartbeat thread both use.
 //! - [`groups`]: the consumer-group admin calls (list, describe, offsets, reset, delete).
 //! - [`fetch`]: ListOffsets and Fetch at partition leaders, for the consumer.
 //! - [`admin`]: the bootstrap list and the admin calls (Metadata, DescribeTopicPartitions,
@@ -25,7 +25,6 @@
 pub mod admin;
 pub mod api;
 pub mod connection;
-pub mod consumer_membership;
 pub mod consumer_protocol;
 pub mod coordinator;
 pub mod error;
@@ -192,8 +191,8 @@ impl Cluster {
 /// A group membership in either protocol (`group.protocol`).
 #[derive(Debug)]
 enum Member {
-    Classic(Box<membership::GroupMember>),
-    Consumer(Box<consumer_membership::ConsumerMember>),
+    Classic(Box<membership::classic::GroupMember>),
+    Consumer(Box<membership::consumer::ConsumerMember>),
 }
 
 /// The blocking face of [`fetch::Fetcher`], for `kafka-console-consumer`.
@@ -236,44 +235,29 @@ impl ConsumerClient {
     /// Becomes a member of a group; the first [`ConsumerClient::group_poll`] joins it.
     pub fn join_group(&mut self, settings: MemberSettings) {
         self.member = Some(match settings.protocol {
-            GroupProtocol::Classic => Member::Classic(Box::new(membership::GroupMember::new(
-                settings,
-                &self.config,
-            ))),
+            GroupProtocol::Classic => Member::Classic(Box::new(
+                membership::classic::GroupMember::new(settings, &self.config),
+            )),
             GroupProtocol::Consumer => Member::Consumer(Box::new(
-                consumer_membership::ConsumerMember::new(settings, &self.config),
+                membership::consumer::ConsumerMember::new(settings, &self.config),
             )),
         });
     }
 
-    /// See [`membership::GroupMember::poll`]; nothing changes when not in a group.
-    pub fn group_poll(
-        &mut self,
-        subscription: &std::collections::BTreeMap<String, u32>,
-        positions: &std::collections::BTreeMap<membership::TopicPartition, i64>,
-        commit: bool,
-    ) -> Result<Change> {
+    /// See [`membership::classic::GroupMember::poll`]; nothing changes when not in a group.
+    pub fn group_poll(&mut self, now: membership::Consuming<'_>) -> Result<Change> {
         let Some(member) = self.member.as_mut() else {
             return Ok(Change::default());
         };
         let fetcher = &mut self.fetcher;
         match member {
-            Member::Classic(m) => {
-                self.runtime
-                    .block_on(m.poll(fetcher, subscription, positions, commit))
-            }
-            Member::Consumer(m) => {
-                self.runtime
-                    .block_on(m.poll(fetcher, subscription, positions, commit))
-            }
+            Member::Classic(m) => self.runtime.block_on(m.poll(fetcher, now)),
+            Member::Consumer(m) => self.runtime.block_on(m.poll(fetcher, now)),
         }
     }
 
-    /// See [`membership::GroupMember::commit`].
-    pub fn group_commit(
-        &mut self,
-        positions: &std::collections::BTreeMap<membership::TopicPartition, i64>,
-    ) -> Result<()> {
+    /// See [`membership::classic::GroupMember::commit`].
+    pub fn group_commit(&mut self, positions: &membership::Positions) -> Result<()> {
         let Some(member) = self.member.as_mut() else {
             return Ok(());
         };
@@ -284,19 +268,15 @@ impl ConsumerClient {
         }
     }
 
-    /// See [`membership::GroupMember::leave`].
-    pub fn leave_group(
-        &mut self,
-        positions: &std::collections::BTreeMap<membership::TopicPartition, i64>,
-        commit: bool,
-    ) -> Result<()> {
+    /// See [`membership::classic::GroupMember::leave`].
+    pub fn leave_group(&mut self, positions: &membership::Positions) -> Result<()> {
         let Some(member) = self.member.take() else {
             return Ok(());
         };
         let fetcher = &mut self.fetcher;
         match member {
-            Member::Classic(m) => self.runtime.block_on(m.leave(fetcher, positions, commit)),
-            Member::Consumer(m) => self.runtime.block_on(m.leave(fetcher, positions, commit)),
+            Member::Classic(m) => self.runtime.block_on(m.leave(fetcher, positions)),
+            Member::Consumer(m) => self.runtime.block_on(m.leave(fetcher, positions)),
         }
     }
 

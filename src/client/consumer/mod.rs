@@ -225,6 +225,7 @@ impl Client {
                         rebalance_timeout: g.rebalance_timeout,
                         heartbeat_interval: g.heartbeat_interval,
                         retry_backoff: g.retry_backoff,
+                        auto_commit: g.auto_commit,
                         protocol: g.protocol,
                     });
                 }
@@ -338,7 +339,7 @@ impl Consumer {
             BTreeMap::new()
         };
         if let Source::Remote(c) = &mut self.source {
-            c.leave_group(&positions, commit)?;
+            c.leave_group(&positions)?;
         }
         match self.member.take().map(|m| m.leave(&positions)) {
             None | Some(Ok(())) | Some(Err(LocalError::MemberFenced { .. })) => Ok(()),
@@ -509,8 +510,10 @@ impl Consumer {
                 (change.acquired, change.revoked)
             }
             (None, Source::Remote(c)) if c.in_group() => {
-                let commit = self.config.group.as_ref().is_some_and(|g| g.auto_commit);
-                let change = c.group_poll(&self.subscription, &positions, commit)?;
+                let change = c.group_poll(crate::remote::membership::Consuming {
+                    subscription: &self.subscription,
+                    positions: &positions,
+                })?;
                 (change.acquired, change.revoked)
             }
             (None, _) => return Ok(()),
