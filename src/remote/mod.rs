@@ -45,7 +45,7 @@ pub use connection::ClientConfig;
 pub use error::RemoteError;
 pub use fetch::{Fetched, Isolation, PartitionData, Tp};
 pub use groups::{CommittedOffset, GroupInfo, GroupMember, ListedGroup, OffsetDeleteOutcome};
-pub use membership::{Change, GroupProtocol, MemberSettings};
+pub use membership::{GroupProtocol, MemberSettings};
 pub use produce::Producer;
 
 use crate::client::{ConfigEntry, NewTopic, PartitionIncrease};
@@ -182,17 +182,9 @@ impl Cluster {
         ConsumerClient {
             runtime: self.runtime,
             fetcher: fetch::Fetcher::new(self.client, self.config.clone(), isolation),
-            member: None,
             config: self.config,
         }
     }
-}
-
-/// A group membership in either protocol (`group.protocol`).
-#[derive(Debug)]
-enum Member {
-    Classic(Box<membership::classic::GroupMember>),
-    Consumer(Box<membership::consumer::ConsumerMember>),
 }
 
 /// The blocking face of [`fetch::Fetcher`], for `kafka-console-consumer`.
@@ -200,8 +192,6 @@ enum Member {
 pub struct ConsumerClient {
     runtime: tokio::runtime::Runtime,
     fetcher: fetch::Fetcher,
-    /// The group membership, after [`ConsumerClient::join_group`].
-    member: Option<Member>,
     config: ClientConfig,
 }
 
@@ -232,57 +222,15 @@ impl ConsumerClient {
         Ok((start, end))
     }
 
-    /// Becomes a member of a group; the first [`ConsumerClient::group_poll`] joins it.
-    pub fn join_group(&mut self, settings: MemberSettings) {
-        self.member = Some(match settings.protocol {
-            GroupProtocol::Classic => Member::Classic(Box::new(
-                membership::classic::GroupMember::new(settings, &self.config),
-            )),
-            GroupProtocol::Consumer => Member::Consumer(Box::new(
-                membership::consumer::ConsumerMember::new(settings, &self.config),
-            )),
-        });
+    /// The client's settings, for a group member's own connections.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
     }
 
-    /// See [`membership::classic::GroupMember::poll`]; nothing changes when not in a group.
-    pub fn group_poll(&mut self, now: membership::Consuming<'_>) -> Result<Change> {
-        let Some(member) = self.member.as_mut() else {
-            return Ok(Change::default());
-        };
-        let fetcher = &mut self.fetcher;
-        match member {
-            Member::Classic(m) => self.runtime.block_on(m.poll(fetcher, now)),
-            Member::Consumer(m) => self.runtime.block_on(m.poll(fetcher, now)),
-        }
-    }
-
-    /// See [`membership::classic::GroupMember::commit`].
-    pub fn group_commit(&mut self, positions: &membership::Positions) -> Result<()> {
-        let Some(member) = self.member.as_mut() else {
-            return Ok(());
-        };
-        let fetcher = &mut self.fetcher;
-        match member {
-            Member::Classic(m) => self.runtime.block_on(m.commit(fetcher, positions)),
-            Member::Consumer(m) => self.runtime.block_on(m.commit(fetcher, positions)),
-        }
-    }
-
-    /// See [`membership::classic::GroupMember::leave`].
-    pub fn leave_group(&mut self, positions: &membership::Positions) -> Result<()> {
-        let Some(member) = self.member.take() else {
-            return Ok(());
-        };
-        let fetcher = &mut self.fetcher;
-        match member {
-            Member::Classic(m) => self.runtime.block_on(m.leave(fetcher, positions)),
-            Member::Consumer(m) => self.runtime.block_on(m.leave(fetcher, positions)),
-        }
-    }
-
-    /// Whether this consumer is a group member.
-    pub fn in_group(&self) -> bool {
-        self.member.is_some()
+    /// Runs `f` to its end on this client's runtime, with the fetcher: a group member's
+    /// requests go through its bootstrap connection.
+    pub fn run<T>(&mut self, f: impl AsyncFnOnce(&mut fetch::Fetcher) -> T) -> T {
+        self.runtime.block_on(f(&mut self.fetcher))
     }
 
     /// See [`fetch::Fetcher::fetch`].

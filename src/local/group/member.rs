@@ -22,8 +22,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::super::error::{IoContext, LocalError, Result};
 use super::super::lock::LockMode;
-use super::TopicPartition;
 use super::store::{GroupDir, Liveness, MemberInfo, MemberState, targets};
+use super::{AssignmentChange, TopicPartition};
 
 /// Membership timing, from the consumer properties `session.timeout.ms` and
 /// `heartbeat.interval.ms`.
@@ -43,27 +43,6 @@ impl Default for MemberConfig {
             session_timeout: Duration::from_secs(45),
             heartbeat_interval: Duration::from_secs(3),
         }
-    }
-}
-
-/// What a poll changed in the partitions this member owns. Apply `revoked` first, then
-/// `acquired` (after fencing, a partition can be in both).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AssignmentChange {
-    /// Newly owned partitions and the group's committed offset for each (`None`: nothing
-    /// committed, apply `auto.offset.reset`).
-    pub acquired: Vec<(TopicPartition, Option<i64>)>,
-    /// Partitions no longer owned. Unless `fenced`, their positions were committed first.
-    pub revoked: Vec<TopicPartition>,
-    /// The member had been evicted: everything it owned was revoked without a commit, and it
-    /// rejoined under a new member id.
-    pub fenced: bool,
-}
-
-impl AssignmentChange {
-    /// True if nothing changed.
-    pub fn is_empty(&self) -> bool {
-        self.acquired.is_empty() && self.revoked.is_empty() && !self.fenced
     }
 }
 

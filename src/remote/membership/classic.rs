@@ -7,7 +7,7 @@
 //! positions and gives up every partition, so that no two members ever read the same partition
 //! and a partition's next owner starts where the last one stopped printing.
 //!
-//! Heartbeat requests come from the [`super::heartbeat`] thread, which only reports what the
+//! Heartbeat requests come from the `heartbeat` thread, which only reports what the
 //! coordinator says (a rebalance started, we were evicted); the consumer's own thread acts on
 //! it in [`GroupMember::poll`].
 
@@ -26,7 +26,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::heartbeat::{Beats, Heartbeat, Link, Node};
 use super::{
-    Change, Consuming, ILLEGAL_GENERATION, MemberSettings, Partitions, Positions,
+    AssignmentChange, Consuming, ILLEGAL_GENERATION, MemberSettings, Partitions, Positions,
     REBALANCE_IN_PROGRESS, Session, UNKNOWN_MEMBER_ID, millis,
 };
 use crate::remote::admin::topic_name;
@@ -110,13 +110,17 @@ impl GroupMember {
 
     /// Joins the group, or rejoins when a rebalance started, we were evicted, or the
     /// subscription changed; otherwise changes nothing.
-    pub async fn poll(&mut self, fetcher: &mut Fetcher, now: Consuming<'_>) -> Result<Change> {
+    pub async fn poll(
+        &mut self,
+        fetcher: &mut Fetcher,
+        now: Consuming<'_>,
+    ) -> Result<AssignmentChange> {
         let subscription = now.subscription;
         let rejoin = std::mem::take(&mut self.heartbeat.state().rejoin);
         if self.generation >= 0 && !rejoin && *subscription == self.joined_with {
-            return Ok(Change::default());
+            return Ok(AssignmentChange::default());
         }
-        let mut change = Change::default();
+        let mut change = AssignmentChange::default();
         if self.generation >= 0 && self.session.settings.auto_commit {
             self.commit(fetcher, now.positions).await?;
         }

@@ -3,7 +3,7 @@
 //! keeps the membership, and the coordinator (not a leader member) computes the assignment.
 //!
 //! The member id is ours, a random UUID as Java prints it (22 characters of base64url), sent
-//! from the first heartbeat at member epoch 0. The [`super::heartbeat`] thread beats every
+//! from the first heartbeat at member epoch 0. The `heartbeat` thread beats every
 //! `heartbeat_interval_ms` (the broker decides), telling the coordinator our subscription and
 //! the partitions we own; the answers carry our member epoch and, when it changed, our target
 //! assignment by topic id.
@@ -31,7 +31,7 @@ use uuid::Uuid;
 
 use super::heartbeat::{Beats, Heartbeat, Link, Node};
 use super::{
-    Change, Consuming, ILLEGAL_GENERATION, MemberSettings, Partitions, Positions,
+    AssignmentChange, Consuming, ILLEGAL_GENERATION, MemberSettings, Partitions, Positions,
     REBALANCE_IN_PROGRESS, Session, TopicPartition, UNKNOWN_MEMBER_ID, flatten, millis,
 };
 use crate::remote::connection::ClientConfig;
@@ -108,10 +108,16 @@ impl ConsumerMember {
     /// Joins on the first call; afterwards follows what the heartbeats brought back: drops
     /// every partition when fenced, finds the coordinator again when it moved, reconciles a new
     /// target assignment.
-    pub async fn poll(&mut self, fetcher: &mut Fetcher, now: Consuming<'_>) -> Result<Change> {
-        let mut change = Change {
-            revoked: self.follow(fetcher, now.subscription).await?,
-            ..Change::default()
+    pub async fn poll(
+        &mut self,
+        fetcher: &mut Fetcher,
+        now: Consuming<'_>,
+    ) -> Result<AssignmentChange> {
+        let lost = self.follow(fetcher, now.subscription).await?;
+        let mut change = AssignmentChange {
+            fenced: lost.is_some(),
+            revoked: lost.unwrap_or_default(),
+            ..AssignmentChange::default()
         };
         let assignment = self.heartbeat.state().assignment.take();
         let Some(assignment) = assignment else {
@@ -173,7 +179,7 @@ impl ConsumerMember {
         &mut self,
         fetcher: &mut Fetcher,
         subscription: &BTreeMap<String, u32>,
-    ) -> Result<Vec<TopicPartition>> {
+    ) -> Result<Option<Vec<TopicPartition>>> {
         let (fenced, rediscover) = {
             let mut s = self.heartbeat.state();
             if let Some((code, message)) = s.failure.take() {
@@ -190,10 +196,10 @@ impl ConsumerMember {
                 s.target.is_none() || std::mem::take(&mut s.rediscover),
             )
         };
-        let mut lost = Vec::new();
+        let mut lost = None;
         if fenced {
             // Lost, not revoked: another member may own them already, so no commit.
-            lost = self.session.give_up_all();
+            lost = Some(self.session.give_up_all());
             let mut s = self.heartbeat.state();
             s.owned.clear();
             s.beat_now = true;

@@ -5,9 +5,9 @@
 //!   with the range assignor, eager rebalances;
 //! - [`consumer`]: KIP-848's ConsumerGroupHeartbeat, the assignment computed by the coordinator.
 //!
-//! What both share lives here and in [`heartbeat`] (the heartbeat thread): the settings, the
+//! What both share lives here and in `heartbeat` (the heartbeat thread): the settings, the
 //! consumer thread's link to the coordinator with the member id and owned partitions
-//! ([`Session`]), OffsetFetch of newly owned partitions, leaving, the group error codes and the
+//! (`Session`), OffsetFetch of newly owned partitions, leaving, the group error codes and the
 //! errors that name the group.
 
 pub mod classic;
@@ -23,8 +23,9 @@ use super::coordinator::CoordinatorLink;
 use super::error::{RemoteError, Result};
 use super::fetch::Fetcher;
 
-/// A topic and partition.
 pub use crate::assignor::TopicPartition;
+/// What a poll changed, and a topic and partition: the same types as on the embedded log.
+pub use crate::client::consumer::AssignmentChange;
 
 /// ILLEGAL_GENERATION.
 const ILLEGAL_GENERATION: i16 = 22;
@@ -80,21 +81,6 @@ pub enum GroupProtocol {
     Consumer,
 }
 
-/// What a poll changed. Apply `revoked` first, then `acquired`.
-#[derive(Debug, Default)]
-pub struct Change {
-    /// Newly owned partitions with the group's committed offset (`None`: nothing committed).
-    pub acquired: Vec<(TopicPartition, Option<i64>)>,
-    /// Partitions given up; their positions were committed first when auto-commit is on.
-    pub revoked: Vec<TopicPartition>,
-}
-
-impl Change {
-    pub fn is_empty(&self) -> bool {
-        self.acquired.is_empty() && self.revoked.is_empty()
-    }
-}
-
 /// What a member of either protocol keeps on the consumer's thread.
 #[derive(Debug)]
 struct Session {
@@ -123,7 +109,7 @@ impl Session {
         flatten(&std::mem::take(&mut self.owned))
     }
 
-    /// `partitions` with the group's committed offsets (stable ones), for a [`Change`]'s
+    /// `partitions` with the group's committed offsets (stable ones), for a [`AssignmentChange`]'s
     /// `acquired`; a refusal is reported as `refused` says.
     async fn with_committed(
         &mut self,
