@@ -60,7 +60,7 @@ impl Membership {
     /// Joins the group `settings` names on `source`'s backend: on the embedded log at once, on
     /// a cluster at the first [`Membership::poll`].
     pub fn join(source: &Source, settings: &GroupSettings) -> Result<Membership> {
-        let cluster = match source {
+        let config = match source {
             Source::Local(dir) => {
                 let timing = MemberConfig {
                     session_timeout: settings.session_timeout,
@@ -87,10 +87,10 @@ impl Membership {
         };
         Ok(match settings.protocol {
             GroupProtocol::Classic => {
-                Membership::Classic(Box::new(GroupMember::new(member, cluster)))
+                Membership::Classic(Box::new(GroupMember::new(member, config)))
             }
             GroupProtocol::Consumer => {
-                Membership::Consumer(Box::new(ConsumerMember::new(member, cluster)))
+                Membership::Consumer(Box::new(ConsumerMember::new(member, config)))
             }
         })
     }

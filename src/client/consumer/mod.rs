@@ -7,6 +7,10 @@
 //! and says where its output ends. Positions move as records are read; what a commit covers
 //! moves only when the caller reports how much of that output it delivered
 //! ([`Consumer::settle`]), so a commit never covers a record that did not reach its reader.
+//!
+//! Where records come from is `source` (the embedded log or a cluster); a group's assignment,
+//! commits and leaving go through `membership`, one interface over the embedded log's members
+//! and a cluster's classic and KIP-848 members.
 
 mod membership;
 mod source;
