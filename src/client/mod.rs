@@ -5,7 +5,8 @@
 //! [`crate::local`] and [`crate::remote`]) and dispatched here, so the tools never know where
 //! the data lives.
 //!
-//! - [`consumer`]: the consumer engine: assignment, fetching, offset reset, commits.
+//! - [`consumer`]: the consumer engine: assignment, fetching, offset reset, commits, and group
+//!   membership on either backend.
 //! - [`groups`]: consumer-group admin: list, describe, reset offsets, delete.
 //! - [`offsets`]: partition offsets: earliest, latest, by time.
 //! - [`producer`]: the producer: one accumulator, batches handed to either backend.

@@ -36,6 +36,17 @@ impl FileLock {
 
     /// Takes the lock, waiting up to `timeout`.
     pub fn acquire_within(path: &Path, mode: LockMode, timeout: Duration) -> Result<FileLock> {
+        Self::acquire_waiting(path, mode, timeout, || Ok(()))
+    }
+
+    /// [`FileLock::acquire_within`], calling `waiting` between attempts while the lock is
+    /// taken (a group member heartbeats there); its error ends the wait.
+    pub fn acquire_waiting(
+        path: &Path,
+        mode: LockMode,
+        timeout: Duration,
+        mut waiting: impl FnMut() -> Result<()>,
+    ) -> Result<FileLock> {
         let Some(file) = open_lock_file(path, mode)? else {
             return Ok(FileLock {
                 file: None,
@@ -63,6 +74,7 @@ impl FileLock {
                             waited_ms: start.elapsed().as_millis() as u64,
                         });
                     }
+                    waiting()?;
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(Duration::from_millis(20));
                 }

@@ -23,6 +23,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::admin::{Client, topic_name};
 use super::api::Api;
+use crate::assignor::TopicPartition;
 
 use super::connection::{ClientConfig, Connection, connect_broker};
 use super::error::{RemoteError, Result};
@@ -124,7 +125,7 @@ impl CoordinatorLink {
         &mut self,
         boot: &mut Client,
         partitions: &BTreeMap<String, BTreeSet<i32>>,
-    ) -> Result<std::result::Result<BTreeMap<(String, u32), i64>, i16>> {
+    ) -> Result<std::result::Result<BTreeMap<TopicPartition, i64>, i16>> {
         if partitions.is_empty() {
             return Ok(Ok(BTreeMap::new()));
         }
@@ -168,7 +169,7 @@ impl CoordinatorLink {
         boot: &mut Client,
         generation: i32,
         member_id: &str,
-        positions: &BTreeMap<(String, u32), i64>,
+        positions: &BTreeMap<TopicPartition, i64>,
     ) -> Result<i16> {
         let request = commit_request(
             &self.group,
@@ -317,7 +318,7 @@ pub const UNSTABLE_OFFSET_COMMIT: i16 = 88;
 #[derive(Debug)]
 pub enum Committed {
     /// Next offsets to read by (topic, partition); partitions without a commit are absent.
-    Offsets(BTreeMap<(String, u32), i64>),
+    Offsets(BTreeMap<TopicPartition, i64>),
     /// Ask again after a backoff; `moved`: find the coordinator first.
     Retry { moved: bool },
     /// A group error the member cannot recover from.

@@ -11,8 +11,8 @@
 //! - [`sasl`]: SaslHandshake and SaslAuthenticate with PLAIN or SCRAM ([`scram`]), credentials
 //!   from `sasl.jaas.config` ([`jaas`]).
 //! - [`coordinator`]: FindCoordinator and a connection to a group's coordinator.
-//! - [`membership`]: a consumer's membership of a group (classic protocol, heartbeat thread).
-//! - [`consumer_membership`]: the same with KIP-848's consumer protocol (ConsumerGroupHeartbeat).
+//! - [`membership`]: a consumer's membership of a group, with the classic protocol or KIP-848's
+//!   (ConsumerGroupHeartbeat), and the heartbeat thread both use.
 //! - [`groups`]: the consumer-group admin calls (list, describe, offsets, reset, delete).
 //! - [`fetch`]: ListOffsets and Fetch at partition leaders, for the consumer.
 //! - [`admin`]: the bootstrap list and the admin calls (Metadata, DescribeTopicPartitions,
@@ -25,7 +25,6 @@
 pub mod admin;
 pub mod api;
 pub mod connection;
-pub mod consumer_membership;
 pub mod consumer_protocol;
 pub mod coordinator;
 pub mod error;
@@ -46,7 +45,7 @@ pub use connection::ClientConfig;
 pub use error::RemoteError;
 pub use fetch::{Fetched, Isolation, PartitionData, Tp};
 pub use groups::{CommittedOffset, GroupInfo, GroupMember, ListedGroup, OffsetDeleteOutcome};
-pub use membership::{Change, GroupProtocol, MemberSettings};
+pub use membership::{GroupProtocol, MemberSettings};
 pub use produce::Producer;
 
 use crate::client::{ConfigEntry, NewTopic, PartitionIncrease};
@@ -192,17 +191,9 @@ impl Cluster {
         ConsumerClient {
             runtime: self.runtime,
             fetcher: fetch::Fetcher::new(self.client, self.config.clone(), isolation),
-            member: None,
             config: self.config,
         }
     }
-}
-
-/// A group membership in either protocol (`group.protocol`).
-#[derive(Debug)]
-enum Member {
-    Classic(Box<membership::GroupMember>),
-    Consumer(Box<consumer_membership::ConsumerMember>),
 }
 
 /// The blocking face of [`fetch::Fetcher`], for `kafka-console-consumer`.
@@ -210,8 +201,6 @@ enum Member {
 pub struct ConsumerClient {
     runtime: tokio::runtime::Runtime,
     fetcher: fetch::Fetcher,
-    /// The group membership, after [`ConsumerClient::join_group`].
-    member: Option<Member>,
     config: ClientConfig,
 }
 
@@ -242,76 +231,15 @@ impl ConsumerClient {
         Ok((start, end))
     }
 
-    /// Becomes a member of a group; the first [`ConsumerClient::group_poll`] joins it.
-    pub fn join_group(&mut self, settings: MemberSettings) {
-        self.member = Some(match settings.protocol {
-            GroupProtocol::Classic => Member::Classic(Box::new(membership::GroupMember::new(
-                settings,
-                &self.config,
-            ))),
-            GroupProtocol::Consumer => Member::Consumer(Box::new(
-                consumer_membership::ConsumerMember::new(settings, &self.config),
-            )),
-        });
+    /// The client's settings, for a group member's own connections.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
     }
 
-    /// See [`membership::GroupMember::poll`]; nothing changes when not in a group.
-    pub fn group_poll(
-        &mut self,
-        subscription: &std::collections::BTreeMap<String, u32>,
-        positions: &std::collections::BTreeMap<membership::TopicPartition, i64>,
-        commit: bool,
-    ) -> Result<Change> {
-        let Some(member) = self.member.as_mut() else {
-            return Ok(Change::default());
-        };
-        let fetcher = &mut self.fetcher;
-        match member {
-            Member::Classic(m) => {
-                self.runtime
-                    .block_on(m.poll(fetcher, subscription, positions, commit))
-            }
-            Member::Consumer(m) => {
-                self.runtime
-                    .block_on(m.poll(fetcher, subscription, positions, commit))
-            }
-        }
-    }
-
-    /// See [`membership::GroupMember::commit`].
-    pub fn group_commit(
-        &mut self,
-        positions: &std::collections::BTreeMap<membership::TopicPartition, i64>,
-    ) -> Result<()> {
-        let Some(member) = self.member.as_mut() else {
-            return Ok(());
-        };
-        let fetcher = &mut self.fetcher;
-        match member {
-            Member::Classic(m) => self.runtime.block_on(m.commit(fetcher, positions)),
-            Member::Consumer(m) => self.runtime.block_on(m.commit(fetcher, positions)),
-        }
-    }
-
-    /// See [`membership::GroupMember::leave`].
-    pub fn leave_group(
-        &mut self,
-        positions: &std::collections::BTreeMap<membership::TopicPartition, i64>,
-        commit: bool,
-    ) -> Result<()> {
-        let Some(member) = self.member.take() else {
-            return Ok(());
-        };
-        let fetcher = &mut self.fetcher;
-        match member {
-            Member::Classic(m) => self.runtime.block_on(m.leave(fetcher, positions, commit)),
-            Member::Consumer(m) => self.runtime.block_on(m.leave(fetcher, positions, commit)),
-        }
-    }
-
-    /// Whether this consumer is a group member.
-    pub fn in_group(&self) -> bool {
-        self.member.is_some()
+    /// Runs `f` to its end on this client's runtime, with the fetcher: a group member's
+    /// requests go through its bootstrap connection.
+    pub fn run<T>(&mut self, f: impl AsyncFnOnce(&mut fetch::Fetcher) -> T) -> T {
+        self.runtime.block_on(f(&mut self.fetcher))
     }
 
     /// See [`fetch::Fetcher::fetch`].

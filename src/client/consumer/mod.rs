@@ -7,7 +7,12 @@
 //! and says where its output ends. Positions move as records are read; what a commit covers
 //! moves only when the caller reports how much of that output it delivered
 //! ([`Consumer::settle`]), so a commit never covers a record that did not reach its reader.
+//!
+//! Where records come from is `source` (the embedded log or a cluster); a group's assignment,
+//! commits and leaving go through `membership`, one interface over the embedded log's members
+//! and a cluster's classic and KIP-848 members.
 
+mod membership;
 mod source;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
@@ -16,10 +21,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::{Backend, Client, ClientError, Result, TopicPattern};
 use crate::assignor::TopicPartition;
 use crate::local::LocalError;
-use crate::local::group::{Member, MemberConfig};
 use crate::record::{BatchHeader, BatchIter, RecordRef, TimestampType, for_each_record};
-use crate::remote::{Fetched, MemberSettings, Tp};
+use crate::remote::{Fetched, Tp};
 pub use crate::remote::{GroupProtocol, Isolation};
+pub use membership::AssignmentChange;
+use membership::Membership;
 use source::{Reader, Source};
 
 /// How often topic metadata is re-read (new partitions, new topics for a pattern).
@@ -132,8 +138,8 @@ pub struct Consumer {
     source: Source,
     config: ConsumerConfig,
     assigned: Vec<Assigned>,
-    /// The group membership on the embedded log (a cluster's lives in its consumer client).
-    member: Option<Member>,
+    /// The membership of `config.group`, on whichever backend.
+    member: Option<Membership>,
     last_commit: Instant,
     last_refresh: Option<Instant>,
     /// Subscribed topics that exist, with their partition counts.
@@ -202,32 +208,15 @@ impl Client {
     /// A consumer of what `config` subscribes to; with a group, it joins it (on a cluster,
     /// at its first poll).
     pub fn into_consumer(self, config: ConsumerConfig) -> Result<Consumer> {
-        let mut member = None;
         let source = match self.backend {
-            Backend::Local(dir) => {
-                if let Some(g) = &config.group {
-                    let timing = MemberConfig {
-                        session_timeout: g.session_timeout,
-                        heartbeat_interval: g.heartbeat_interval,
-                    };
-                    member = Some(dir.groups().join(&g.id, &g.client_id, timing)?);
-                }
-                Source::Local(dir)
-            }
+            Backend::Local(dir) => Source::Local(dir),
             Backend::Remote(cluster) => {
-                let mut client = Box::new(cluster.into_consumer(config.isolation));
-                if let Some(g) = &config.group {
-                    client.join_group(MemberSettings {
-                        group_id: g.id.clone(),
-                        session_timeout: g.session_timeout,
-                        rebalance_timeout: g.rebalance_timeout,
-                        heartbeat_interval: g.heartbeat_interval,
-                        retry_backoff: g.retry_backoff,
-                        protocol: g.protocol,
-                    });
-                }
-                Source::Remote(client)
+                Source::Remote(Box::new(cluster.into_consumer(config.isolation)))
             }
+        };
+        let member = match &config.group {
+            Some(g) => Some(Membership::join(&source, g)?),
+            None => None,
         };
         Ok(Consumer {
             source,
@@ -313,14 +302,7 @@ impl Consumer {
         }
         let positions = self.positions();
         if let Some(member) = self.member.as_mut() {
-            match member.commit(&positions) {
-                // Evicted: the next poll rejoins; nothing was committed.
-                Ok(()) | Err(LocalError::MemberFenced { .. }) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        if let Source::Remote(c) = &mut self.source {
-            c.group_commit(&positions)?;
+            member.commit(&mut self.source, &positions)?;
         }
         self.last_commit = Instant::now();
         Ok(())
@@ -329,18 +311,10 @@ impl Consumer {
     /// Commits the delivered positions (when auto-commit is on) and leaves the group, as
     /// Kafka's consumer does on close.
     pub fn close(mut self) -> Result<()> {
-        let commit = self.config.group.as_ref().is_some_and(|g| g.auto_commit);
-        let positions = if commit {
-            self.positions()
-        } else {
-            BTreeMap::new()
-        };
-        if let Source::Remote(c) = &mut self.source {
-            c.leave_group(&positions, commit)?;
-        }
-        match self.member.take().map(|m| m.leave(&positions)) {
-            None | Some(Ok(())) | Some(Err(LocalError::MemberFenced { .. })) => Ok(()),
-            Some(Err(e)) => Err(e.into()),
+        let positions = self.positions();
+        match self.member.take() {
+            Some(member) => member.leave(&mut self.source, &positions),
+            None => Ok(()),
         }
     }
 
@@ -494,25 +468,19 @@ impl Consumer {
 
     /// Whether partitions come from a group's assignment rather than from the subscription.
     fn in_group(&self) -> bool {
-        self.member.is_some() || matches!(&self.source, Source::Remote(c) if c.in_group())
+        self.member.is_some()
     }
 
     /// Group members: heartbeat, follow the group's assignment (drop revoked partitions, start
     /// acquired ones at their committed offset or by `auto.offset.reset`).
     fn rebalance(&mut self) -> Result<()> {
         let positions = self.positions();
-        let (acquired, revoked) = match (self.member.as_mut(), &mut self.source) {
-            (Some(member), _) => {
-                let change = member.poll(&self.subscription, &positions)?;
-                (change.acquired, change.revoked)
-            }
-            (None, Source::Remote(c)) if c.in_group() => {
-                let commit = self.config.group.as_ref().is_some_and(|g| g.auto_commit);
-                let change = c.group_poll(&self.subscription, &positions, commit)?;
-                (change.acquired, change.revoked)
-            }
-            (None, _) => return Ok(()),
+        let Some(member) = self.member.as_mut() else {
+            return Ok(());
         };
+        let AssignmentChange {
+            acquired, revoked, ..
+        } = member.poll(&mut self.source, &self.subscription, &positions)?;
         if acquired.is_empty() && revoked.is_empty() {
             return Ok(());
         }

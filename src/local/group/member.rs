@@ -2,8 +2,9 @@
 //!
 //! A member holds an exclusive `flock` on its member file for as long as it lives, so its death
 //! (even `kill -9`) is visible to the others at once: they can take the lock. It heartbeats by
-//! setting that file's mtime through the locked descriptor; a member silent for longer than its
-//! session timeout is evicted like a dead one.
+//! setting that file's mtime through the locked descriptor, in its polls and commits, while it
+//! waits for the group lock and before it releases it; a member silent for longer than its
+//! session timeout (one that stopped polling) is evicted like a dead one.
 //!
 //! Fencing: an evicted member (its member file is gone) can no longer commit: [`Member::commit`]
 //! returns [`LocalError::MemberFenced`] and writes nothing. Its next [`Member::poll`] reports all
@@ -21,9 +22,9 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::super::error::{IoContext, LocalError, Result};
-use super::super::lock::LockMode;
-use super::TopicPartition;
+use super::super::lock::{FileLock, LockMode};
 use super::store::{GroupDir, Liveness, MemberInfo, MemberState, targets};
+use super::{AssignmentChange, TopicPartition};
 
 /// Membership timing, from the consumer properties `session.timeout.ms` and
 /// `heartbeat.interval.ms`.
@@ -43,27 +44,6 @@ impl Default for MemberConfig {
             session_timeout: Duration::from_secs(45),
             heartbeat_interval: Duration::from_secs(3),
         }
-    }
-}
-
-/// What a poll changed in the partitions this member owns. Apply `revoked` first, then
-/// `acquired` (after fencing, a partition can be in both).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AssignmentChange {
-    /// Newly owned partitions and the group's committed offset for each (`None`: nothing
-    /// committed, apply `auto.offset.reset`).
-    pub acquired: Vec<(TopicPartition, Option<i64>)>,
-    /// Partitions no longer owned. Unless `fenced`, their positions were committed first.
-    pub revoked: Vec<TopicPartition>,
-    /// The member had been evicted: everything it owned was revoked without a commit, and it
-    /// rejoined under a new member id.
-    pub fenced: bool,
-}
-
-impl AssignmentChange {
-    /// True if nothing changed.
-    pub fn is_empty(&self) -> bool {
-        self.acquired.is_empty() && self.revoked.is_empty() && !self.fenced
     }
 }
 
@@ -183,9 +163,7 @@ impl Member {
         subscription: &BTreeMap<String, u32>,
         positions: &BTreeMap<TopicPartition, i64>,
     ) -> Result<AssignmentChange> {
-        let _lock = self.dir.lock(LockMode::Exclusive)?;
-        // Waiting for the lock may have taken a while.
-        self.heartbeat_if_due()?;
+        let _lock = self.lock_group()?;
         let mut change = AssignmentChange::default();
         if self.fenced || !self.registered()? {
             change.revoked = std::mem::take(&mut self.owned).into_iter().collect();
@@ -264,6 +242,9 @@ impl Member {
         self.subscription = Some(subscription.clone());
         self.generation = self.dir.read_generation()?;
         change.revoked.extend(revoked);
+        // Commits and writes may have been slow: the others judge us by the heartbeat as soon
+        // as the lock is theirs.
+        self.heartbeat_if_due()?;
         Ok(change)
     }
 
@@ -272,28 +253,22 @@ impl Member {
     /// was evicted; then nothing is committed and the next poll rejoins.
     pub fn commit(&mut self, positions: &BTreeMap<TopicPartition, i64>) -> Result<()> {
         self.heartbeat_if_due()?;
-        let _lock = self.dir.lock(LockMode::Exclusive)?;
+        let _lock = self.lock_group()?;
         self.check_not_fenced()?;
-        let mine: BTreeMap<TopicPartition, i64> = positions
-            .iter()
-            .filter(|(tp, _)| self.owned.contains(*tp))
-            .map(|(tp, &o)| (tp.clone(), o))
-            .collect();
-        self.write_commit(&mine)
+        self.write_commit(&self.owned_positions(positions))?;
+        // The write's fsyncs may have been slow: the others judge us by the heartbeat as soon
+        // as the lock is theirs.
+        self.heartbeat_if_due()?;
+        Ok(())
     }
 
     /// Graceful leave: commits the positions of owned partitions, releases everything and
     /// removes the member file, so the others rebalance at once. [`LocalError::MemberFenced`]
     /// (and no commit) if this member had been evicted.
     pub fn leave(mut self, positions: &BTreeMap<TopicPartition, i64>) -> Result<()> {
-        let _lock = self.dir.lock(LockMode::Exclusive)?;
+        let _lock = self.lock_group()?;
         self.check_not_fenced()?;
-        let mine: BTreeMap<TopicPartition, i64> = positions
-            .iter()
-            .filter(|(tp, _)| self.owned.contains(*tp))
-            .map(|(tp, &o)| (tp.clone(), o))
-            .collect();
-        self.write_commit(&mine)?;
+        self.write_commit(&self.owned_positions(positions))?;
         self.owned.clear();
         self.dir.remove_member(&self.member_id)?;
         self.dir.bump_generation()?;
@@ -303,21 +278,37 @@ impl Member {
     /// Heartbeats if the interval has passed; commits call it too, so that a consumer that
     /// commits while waiting for others is not taken for hung.
     fn heartbeat_if_due(&mut self) -> Result<bool> {
-        if self.last_heartbeat.elapsed() >= self.config.heartbeat_interval {
-            self.heartbeat()?;
-            return Ok(true);
-        }
-        Ok(false)
+        let interval = self.config.heartbeat_interval;
+        beat_if_due(
+            &self.file,
+            &mut self.last_heartbeat,
+            interval,
+            &self.dir.group,
+        )
     }
 
-    /// Refreshes the heartbeat: the mtime of the locked member file, set through its descriptor
-    /// (the file itself is never replaced).
-    fn heartbeat(&mut self) -> Result<()> {
-        self.file
-            .set_modified(SystemTime::now())
-            .context(|| format!("cannot heartbeat in group '{}'", self.dir.group))?;
-        self.last_heartbeat = Instant::now();
-        Ok(())
+    /// Takes the group lock, heartbeating while another member holds it: a member waiting its
+    /// turn is not hung, yet others may hold the lock through slow fsyncs for longer than a
+    /// short session timeout, and would evict it.
+    fn lock_group(&mut self) -> Result<FileLock> {
+        let interval = self.config.heartbeat_interval;
+        let (file, last) = (&self.file, &mut self.last_heartbeat);
+        let group = &self.dir.group;
+        self.dir.lock_waiting(LockMode::Exclusive, || {
+            beat_if_due(file, last, interval, group).map(drop)
+        })
+    }
+
+    /// The positions of partitions this member owns: it never commits for others.
+    fn owned_positions(
+        &self,
+        positions: &BTreeMap<TopicPartition, i64>,
+    ) -> BTreeMap<TopicPartition, i64> {
+        positions
+            .iter()
+            .filter(|(tp, _)| self.owned.contains(*tp))
+            .map(|(tp, &o)| (tp.clone(), o))
+            .collect()
     }
 
     /// Whether our member file still exists (it is removed only when we leave or are evicted;
@@ -371,6 +362,18 @@ impl Member {
         }
         Ok(())
     }
+}
+
+/// Refreshes a member's heartbeat if `interval` has passed since `last`: the mtime of its
+/// locked member `file`, set through its descriptor (the file itself is never replaced).
+fn beat_if_due(file: &File, last: &mut Instant, interval: Duration, group: &str) -> Result<bool> {
+    if last.elapsed() < interval {
+        return Ok(false);
+    }
+    file.set_modified(SystemTime::now())
+        .context(|| format!("cannot heartbeat in group '{group}'"))?;
+    *last = Instant::now();
+    Ok(true)
 }
 
 /// Under the group lock: adds a member with an empty state. Its file is created under a

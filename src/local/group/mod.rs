@@ -61,7 +61,7 @@ pub mod store;
 use std::collections::BTreeMap;
 use std::fmt;
 
-pub use member::{AssignmentChange, Member, MemberConfig};
+pub use member::{Member, MemberConfig};
 pub use store::GroupStore;
 
 /// A topic name and a partition number.
@@ -70,6 +70,7 @@ pub use crate::assignor::TopicPartition;
 /// The assignor name the embedded log reports, as Kafka's `RangeAssignor` does.
 pub const RANGE_PROTOCOL: &str = "range";
 
+pub use crate::client::consumer::AssignmentChange;
 pub use crate::client::groups::{CommittedOffset, GROUP_SUBSCRIBED_TO_TOPIC};
 
 /// A group's state, named as Kafka names them.

@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use super::super::error::{IoContext, LocalError, Result};
-use super::super::lock::{FileLock, LockMode};
+use super::super::lock::{FileLock, LOCK_TIMEOUT, LockMode};
 use super::super::logdir::{sync_dir, write_atomically};
 use super::member::{Member, MemberConfig};
 use super::{
@@ -342,6 +342,15 @@ impl GroupDir {
     /// Takes the group lock.
     pub fn lock(&self, mode: LockMode) -> Result<FileLock> {
         FileLock::acquire(&self.dir.join(".lock"), mode)
+    }
+
+    /// Takes the group lock, calling `waiting` while another holds it.
+    pub fn lock_waiting(
+        &self,
+        mode: LockMode,
+        waiting: impl FnMut() -> Result<()>,
+    ) -> Result<FileLock> {
+        FileLock::acquire_waiting(&self.dir.join(".lock"), mode, LOCK_TIMEOUT, waiting)
     }
 
     /// The generation counter (0 if never written).
