@@ -4,20 +4,27 @@
 //!
 //! - [`record`]: Record, RecordBatch v2 encode and decode, varints, CRC-32C, compression codecs.
 //! - [`partitioner`]: Kafka's default partitioner (murmur2 of the key, sticky for null keys).
-//! - [`assignor`]: Kafka's range assignor, for consumer groups on either backend.
-//! - [`local`]: the embedded log: log dir, topics, partitions, segments, indexes, recovery, locks.
-//! - [`remote`]: the client for a real Kafka cluster: framing, connections (TLS, SASL), version
+//! - [`client`]: the client API the tools use, the same on the embedded log and a cluster.
+//!   It is the library's API, with [`record`] and [`partitioner`].
+//! - [`cli`]: clap definitions, option validation and output of the four tools (the binaries'
+//!   code; not an API).
+//!
+//! Behind the client API, private to the crate:
+//! - `local`: the embedded log: log dir, topics, partitions, segments, indexes, recovery, locks.
+//!   Public but hidden from these docs, only so that kafkit's own tests can reach the log's
+//!   internals (recovery, locking, membership under `kill -9`); it is not part of the API.
+//! - `remote`: the client for a real Kafka cluster: framing, connections (TLS, SASL), version
 //!   negotiation, producer, fetcher, group membership and admin calls, with message structs from
 //!   the kafka-protocol crate.
-//! - [`client`]: the client API the tools use, the same on the embedded log and a cluster.
-//! - [`cli`]: clap definitions, option validation and output of the four tools.
+//! - `assignor`: Kafka's range assignor, for consumer groups on either backend.
 //!
 //! Dependency direction: `cli -> client -> {local, remote} -> {record, partitioner, assignor}`. Only `cli` prints.
 
-pub mod assignor;
+pub(crate) mod assignor;
 pub mod cli;
 pub mod client;
+#[doc(hidden)]
 pub mod local;
 pub mod partitioner;
 pub mod record;
-pub mod remote;
+pub(crate) mod remote;

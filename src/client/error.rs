@@ -2,8 +2,8 @@
 
 use kafka_protocol::ResponseError;
 
-use crate::local::LocalError;
-use crate::remote::RemoteError;
+pub use crate::local::LocalError;
+pub use crate::remote::RemoteError;
 
 /// Why a client call failed. Its text is one line, as the tools print it.
 #[derive(Debug, thiserror::Error)]

@@ -1,9 +1,9 @@
 //! The client API the tools use, the same on the embedded log and on a Kafka cluster.
 //!
 //! [`Client::open`] picks the backend: a cluster when bootstrap servers are given, otherwise
-//! the embedded log in a directory. Each operation is written once per backend (in
-//! [`crate::local`] and [`crate::remote`]) and dispatched here, so the tools never know where
-//! the data lives.
+//! the embedded log in a directory. Each operation is written once per backend (in `local`
+//! and `remote`, private to the crate) and dispatched here, so the tools never know where the
+//! data lives.
 //!
 //! - [`consumer`]: the consumer engine: assignment, fetching, offset reset, commits, and group
 //!   membership on either backend.

@@ -24,8 +24,8 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
-use super::connection::{ClientConfig, ConnectFailure, Connection};
 use super::error::{RemoteError, Result};
+use super::net::connection::{ClientConfig, ConnectFailure, Connection};
 use crate::client::{ConfigChange, ConfigEntry, NewTopic, PartitionIncrease, TopicConfigChanges};
 
 /// A broker of the cluster, as Metadata describes it.

@@ -22,11 +22,11 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 
 use super::admin::{Client, topic_name};
-use super::api::Api;
+use super::protocol::api::Api;
 use crate::assignor::TopicPartition;
 
-use super::connection::{ClientConfig, Connection, connect_broker};
 use super::error::{RemoteError, Result};
+use super::net::connection::{ClientConfig, Connection, connect_broker};
 
 /// FindCoordinator's key type for a consumer group.
 const GROUP_KEY: i8 = 0;

@@ -15,8 +15,8 @@ use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListO
 use kafka_protocol::messages::{BrokerId, FetchRequest, ListOffsetsRequest};
 
 use super::admin::{BrokerInfo, Client, topic_name};
-use super::connection::{ClientConfig, Connection, connect_broker};
 use super::error::{RemoteError, Result};
+use super::net::connection::{ClientConfig, Connection, connect_broker};
 
 /// Bytes per partition in one Fetch.
 pub const PARTITION_MAX_BYTES: i32 = 1 << 20;
@@ -58,7 +58,6 @@ pub enum Fetched {
 /// The records and offsets of one partition in a Fetch response.
 #[derive(Debug)]
 pub struct PartitionData {
-    pub log_start_offset: i64,
     /// The high watermark, or the last stable offset with read_committed: where reading ends.
     pub end_offset: i64,
     pub records: Bytes,
@@ -338,7 +337,6 @@ impl Fetcher {
                 let tp = (topic.clone(), p.partition_index);
                 let fetched = match p.error_code {
                     0 => Fetched::Data(PartitionData {
-                        log_start_offset: p.log_start_offset,
                         end_offset: match isolation {
                             Isolation::ReadCommitted if p.last_stable_offset >= 0 => {
                                 p.last_stable_offset

@@ -23,13 +23,13 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 
 use super::admin::{Client, topic_name};
-use super::connection::{Connection, connect_broker};
 use super::consumer_protocol::decode_assignment;
 use super::coordinator::{
     Coordinator, commit_request, find_coordinator, group_id, is_coordinator_error,
 };
 use super::error::{RemoteError, Result};
 use super::fetch::Tp;
+use super::net::connection::{Connection, connect_broker};
 
 /// GROUP_ID_NOT_FOUND.
 pub const GROUP_ID_NOT_FOUND: i16 = 69;

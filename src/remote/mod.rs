@@ -1,51 +1,42 @@
 //! The client for a real Kafka cluster (`--bootstrap-server`): our own framing, connections and
 //! version negotiation over tokio, with message structs from the kafka-protocol crate.
 //!
-//! - [`api`]: the requests kafkit sends, with their keys and response types.
-//! - [`frame`]: request and response frames, size prefix and limit, correlation ids.
-//! - [`versions`]: the versions kafkit speaks, Kafka 4.0's floors, `min(ours, broker's)`.
-//! - [`connection`]: one broker connection: connect timeout, ApiVersions, request timeout.
-//! - [`consumer_protocol`]: the ConsumerProtocol subscription and assignment bytes.
-//! - [`security`]: `security.protocol` and the `sasl.*`/`ssl.*` settings, secrets hidden.
-//! - [`tls`]: TLS with rustls from PEM stores, and the connection's plain-or-TLS stream.
-//! - [`sasl`]: SaslHandshake and SaslAuthenticate with PLAIN or SCRAM ([`scram`]), credentials
-//!   from `sasl.jaas.config` ([`jaas`]).
-//! - [`coordinator`]: FindCoordinator and a connection to a group's coordinator.
-//! - [`membership`]: a consumer's membership of a group, with the classic protocol or KIP-848's
-//!   (ConsumerGroupHeartbeat), and the heartbeat thread both use.
-//! - [`groups`]: the consumer-group admin calls (list, describe, offsets, reset, delete).
-//! - [`fetch`]: ListOffsets and Fetch at partition leaders, for the consumer.
-//! - [`admin`]: the bootstrap list and the admin calls (Metadata, DescribeTopicPartitions,
-//!   DescribeConfigs, DescribeCluster, CreateTopics, CreatePartitions, DeleteTopics).
-//! - [`produce`]: the producer: leader routing, InitProducerId, Produce with retries.
-//! - [`error`]: [`RemoteError`], one line per failure, naming the broker.
+//! Three layers, each using only the ones below it:
+//! 1. [`protocol`]: the wire format: request and response frames, the requests kafkit sends and
+//!    the versions it speaks. `pub(crate)`, so that a server in this crate can share it.
+//! 2. [`net`]: one broker connection: TCP, TLS, SASL, ApiVersions, timeouts.
+//! 3. the client logic, private to this module:
+//!    - [`consumer_protocol`]: the ConsumerProtocol subscription and assignment bytes.
+//!    - [`coordinator`]: FindCoordinator and a connection to a group's coordinator.
+//!    - [`membership`]: a consumer's membership of a group, with the classic protocol or
+//!      KIP-848's (ConsumerGroupHeartbeat), and the heartbeat thread both use.
+//!    - [`groups`]: the consumer-group admin calls (list, describe, offsets, reset, delete).
+//!    - [`fetch`]: ListOffsets and Fetch at partition leaders, for the consumer.
+//!    - [`admin`]: the bootstrap list and the admin calls (Metadata, DescribeTopicPartitions,
+//!      DescribeConfigs, IncrementalAlterConfigs, DescribeCluster, CreateTopics,
+//!      CreatePartitions, DeleteTopics).
+//!    - [`produce`]: the producer: leader routing, InitProducerId, Produce with retries.
+//!    - [`error`]: [`RemoteError`], one line per failure, naming the broker.
 //!
 //! [`Cluster`] wraps the async client for the blocking command-line tools.
 
-pub mod admin;
-pub mod api;
-pub mod connection;
-pub mod consumer_protocol;
-pub mod coordinator;
+mod admin;
+mod consumer_protocol;
+mod coordinator;
 pub mod error;
-pub mod fetch;
-pub mod frame;
-pub mod groups;
-pub mod jaas;
-pub mod membership;
-pub mod produce;
-pub mod sasl;
-pub mod scram;
-pub mod security;
-pub mod tls;
-pub mod versions;
+pub(crate) mod fetch;
+mod groups;
+pub(crate) mod membership;
+pub(crate) mod net;
+mod produce;
+pub(crate) mod protocol;
 
-pub use admin::{BrokerInfo, Client, ClusterMetadata, PartitionInfo, TopicInfo, TopicOutcome};
-pub use connection::ClientConfig;
+pub use admin::{Client, ClusterMetadata, PartitionInfo, TopicInfo, TopicOutcome};
 pub use error::RemoteError;
-pub use fetch::{Fetched, Isolation, PartitionData, Tp};
-pub use groups::{CommittedOffset, GroupInfo, GroupMember, ListedGroup, OffsetDeleteOutcome};
-pub use membership::{GroupProtocol, MemberSettings};
+pub use fetch::{Fetched, Isolation, Tp};
+pub use groups::{CommittedOffset, GroupInfo, ListedGroup, OffsetDeleteOutcome};
+pub use membership::GroupProtocol;
+pub use net::connection::ClientConfig;
 pub use produce::Producer;
 
 use crate::client::{ConfigEntry, NewTopic, PartitionIncrease};
@@ -77,11 +68,6 @@ impl Cluster {
             client,
             config,
         })
-    }
-
-    /// The broker this client talks to.
-    pub fn addr(&self) -> &str {
-        self.client.addr()
     }
 
     /// See [`Client::metadata`].

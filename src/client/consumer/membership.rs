@@ -83,7 +83,6 @@ impl Membership {
             heartbeat_interval: settings.heartbeat_interval,
             retry_backoff: settings.retry_backoff,
             auto_commit: settings.auto_commit,
-            protocol: settings.protocol,
         };
         Ok(match settings.protocol {
             GroupProtocol::Classic => {

@@ -5,7 +5,7 @@
 //!   delete.
 //! - [`member`]: [`Member`], one live member of a group: join, heartbeat, failure detection,
 //!   rebalancing, commits, leave.
-//! - Kafka's range assignment is [`crate::assignor`], shared with groups on a cluster.
+//! - Kafka's range assignment is `crate::assignor`, shared with groups on a cluster.
 //!
 //! # Layout
 //!

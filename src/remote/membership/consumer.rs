@@ -34,10 +34,10 @@ use super::{
     AssignmentChange, Consuming, ILLEGAL_GENERATION, MemberSettings, Partitions, Positions,
     REBALANCE_IN_PROGRESS, Session, TopicPartition, UNKNOWN_MEMBER_ID, flatten, millis,
 };
-use crate::remote::connection::ClientConfig;
 use crate::remote::coordinator::{Coordinator, group_id, is_coordinator_error};
 use crate::remote::error::{RemoteError, Result};
 use crate::remote::fetch::Fetcher;
+use crate::remote::net::connection::ClientConfig;
 
 /// UNSUPPORTED_VERSION: the coordinator does not speak the consumer protocol.
 const UNSUPPORTED_VERSION: i16 = 35;

@@ -14,9 +14,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::remote::api::Api;
-use crate::remote::connection::{ClientConfig, Connection, connect_broker};
 use crate::remote::coordinator::Coordinator;
+use crate::remote::net::connection::{ClientConfig, Connection, connect_broker};
+use crate::remote::protocol::api::Api;
 
 /// The coordinator a heartbeat goes to.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,11 +17,11 @@ mod heartbeat;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use super::api::Api;
-use super::connection::ClientConfig;
 use super::coordinator::CoordinatorLink;
 use super::error::{RemoteError, Result};
 use super::fetch::Fetcher;
+use super::net::connection::ClientConfig;
+use super::protocol::api::Api;
 
 pub use crate::assignor::TopicPartition;
 /// What a poll changed, and a topic and partition: the same types as on the embedded log.
@@ -67,8 +67,6 @@ pub struct MemberSettings {
     /// `enable.auto.commit`: positions are committed before partitions are given up and when
     /// leaving.
     pub auto_commit: bool,
-    /// `group.protocol`: which protocol the member speaks.
-    pub protocol: GroupProtocol,
 }
 
 /// Kafka's `group.protocol`.

@@ -49,8 +49,8 @@ use tokio::time::Instant;
 use self::routing::{TopicRoute, fetch_route, init_producer_id, wait_for_topic};
 use super::Cluster;
 use super::admin::Client;
-use super::connection::{ClientConfig, Connection};
 use super::error::{RemoteError, Result};
+use super::net::connection::{ClientConfig, Connection};
 use crate::client::ProducerSettings;
 use crate::record::BatchHeader;
 

@@ -14,8 +14,8 @@ use kafka_protocol::protocol::StrBytes;
 use super::{LEADER_NOT_AVAILABLE, MAX_BACKOFF, UNKNOWN_TOPIC, is_retriable};
 use crate::client::ProducerSettings;
 use crate::remote::admin::Client;
-use crate::remote::connection::{ClientConfig, Connection};
 use crate::remote::error::{RemoteError, Result};
+use crate::remote::net::connection::{ClientConfig, Connection};
 
 /// A partition's leader and the brokers, from Metadata.
 #[derive(Debug, Default)]
@@ -195,5 +195,5 @@ pub(super) async fn connect(
             attempts: format!("broker {id} (not in the cluster metadata)"),
         });
     };
-    crate::remote::connection::connect_broker(id, host, *port, config).await
+    crate::remote::net::connection::connect_broker(id, host, *port, config).await
 }

@@ -10,10 +10,10 @@ use kafka_protocol::messages::{SaslAuthenticateRequest, SaslHandshakeRequest};
 use kafka_protocol::protocol::StrBytes;
 
 use super::connection::Connection;
-use super::error::{RemoteError, Result};
 use super::jaas;
 use super::scram::{Hash, Scram};
 use super::security::{Secret, Security};
+use crate::remote::error::{RemoteError, Result};
 
 /// SASL_AUTHENTICATION_FAILED.
 const AUTHENTICATION_FAILED: i16 = 58;

@@ -19,8 +19,8 @@ use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureSc
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
-use super::error::{RemoteError, Result};
 use super::security::{Protocol, Security};
+use crate::remote::error::{RemoteError, Result};
 
 /// A broker connection's byte stream.
 pub enum Stream {

@@ -9,8 +9,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use super::error::{RemoteError, Result};
 use super::sasl::Credentials;
+use crate::remote::error::{RemoteError, Result};
 
 /// A value that must never be printed.
 #[derive(Clone, Default)]

@@ -16,12 +16,12 @@ use kafka_protocol::protocol::StrBytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::api::Api;
-use super::error::{RemoteError, Result};
-use super::frame::{self, FrameError};
 use super::security::Security;
 use super::tls::{self, Stream};
-use super::versions::{self, BrokerVersions};
+use crate::remote::error::{RemoteError, Result};
+use crate::remote::protocol::api::Api;
+use crate::remote::protocol::frame::{self, FrameError};
+use crate::remote::protocol::versions::{self, BrokerVersions};
 
 /// Client settings, named and defaulted as Kafka's admin client names them.
 #[derive(Debug, Clone)]
