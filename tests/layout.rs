@@ -51,3 +51,35 @@ fn the_check_sees_a_backend_import() {
     ));
     assert!(!reaches_a_backend("use crate::client::Client;"));
 }
+
+/// The cluster client's layers (DESIGN.md): `remote/protocol` (the wire format) uses no other
+/// part of `remote`; `remote/net` (connections) uses only `protocol` and the error type; only
+/// the client logic above them uses both.
+#[test]
+fn remote_layers_use_only_the_layers_below() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let allowed: [(&str, &[&str]); 2] = [
+        ("src/remote/protocol", &["protocol"]),
+        ("src/remote/net", &["protocol", "net", "error", "ClientConfig"]),
+    ];
+    for (dir, may_use) in allowed {
+        let mut files = Vec::new();
+        rust_files(&root.join(dir), &mut files);
+        assert!(files.len() >= 3, "{dir}: {files:?}");
+        for file in files {
+            let source = std::fs::read_to_string(&file).unwrap();
+            for (i, _) in source.match_indices("crate::remote::") {
+                let used: String = source[i + "crate::remote::".len()..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                assert!(
+                    may_use.contains(&used.as_str()),
+                    "{} uses crate::remote::{used}, above its layer",
+                    file.display()
+                );
+            }
+            assert!(!source.contains("super::super"), "{}", file.display());
+        }
+    }
+}
