@@ -96,6 +96,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         until_end: true,
         until_time: None,
         group: None,
+        allow_auto_create_topics: true,
     })?;
     let mut by_partition: BTreeMap<i32, Vec<usize>> = BTreeMap::new();
     let deadline = Instant::now() + Duration::from_secs(60);

@@ -668,13 +668,16 @@ fn waiting_consumer_sees_new_records_quickly() {
             "1",
             "--timeout-ms",
             "20000",
+            "--command-property",
+            "allow.auto.create.topics=false",
         ])
         .env("KAFKIT_LOG_DIR", k.log_dir())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The topic does not exist yet: the consumer warns once and waits.
+    // The topic does not exist yet and may not be created by the consumer: it warns once and
+    // waits.
     std::thread::sleep(Duration::from_millis(600));
     let start = Instant::now();
     k.produce("live", &[], b"hello\n");
@@ -1155,4 +1158,36 @@ fn a_read_only_log_dir_can_be_read() {
         "t\nTopic: t\tPartitionCount: 1\na\nb\ng t 0 1 2 1\n1\n"
     );
     assert_eq!(k.consume("t", 2, &[]), "a\nb\n", "nothing was written");
+}
+
+/// A consumer on a missing topic has it created, as Java's consumer has the broker create it
+/// (`allow.auto.create.topics`, default true), where the log dir allows it
+/// (`auto.create.topics.enable`); otherwise it waits (issue 11, item 14).
+#[test]
+fn a_consumer_creates_its_missing_topic_as_java_does() {
+    let k = Kafkit::new();
+    let args = ["--topic", "fresh", "--timeout-ms", "300"];
+    let out = k.run(C, &args, None);
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("does not exist"));
+    assert_eq!(k.ok(T, &["--list"], None), "fresh\n");
+
+    let args = [
+        "--topic",
+        "kept-out",
+        "--timeout-ms",
+        "300",
+        "--command-property",
+        "allow.auto.create.topics=false",
+    ];
+    let out = k.run(C, &args, None);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Topic 'kept-out' does not exist"));
+    std::fs::write(
+        k.path("config.properties"),
+        "auto.create.topics.enable=false\n",
+    )
+    .unwrap();
+    let out = k.run(C, &["--topic", "refused", "--timeout-ms", "300"], None);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Topic 'refused' does not exist"));
+    assert_eq!(k.ok(T, &["--list"], None), "fresh\n");
 }

@@ -302,6 +302,9 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
                 until_end,
                 until_time,
                 group,
+                allow_auto_create_topics: !command
+                    .get("allow.auto.create.topics")
+                    .is_some_and(|v| v.trim().eq_ignore_ascii_case("false")),
             },
             max_messages,
             timeout,

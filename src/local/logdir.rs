@@ -165,7 +165,11 @@ impl LogDir {
         for entry in entries {
             let entry = entry.context(|| format!("cannot read {}", root.display()))?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            let ours = name == ".lock" || name == TOPICS_DIR || name.starts_with(FORMAT_FILE);
+            // A concurrent first use may be writing the marker (through a temporary file).
+            let ours = name == ".lock"
+                || name == TOPICS_DIR
+                || name.starts_with(FORMAT_FILE)
+                || is_temporary_file(&name);
             if !ours {
                 return Ok(Some(name));
             }
@@ -245,6 +249,24 @@ impl LogDir {
         Ok(self
             .setting("auto.create.topics.enable")?
             .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false")))
+    }
+
+    /// A topic's metadata, creating the topic when it is missing and the log dir allows it
+    /// (`auto.create.topics.enable`, with `num.partitions`), as a broker does for producers
+    /// and consumers; `None` when it is missing and may not be created.
+    pub fn topic_or_auto_create(&self, name: &str) -> Result<Option<TopicMeta>> {
+        if let Some(meta) = self.topic(name)? {
+            return Ok(Some(meta));
+        }
+        if !self.auto_create_topics()? {
+            return Ok(None);
+        }
+        match self.create_topic(name, self.default_partitions()?, Default::default()) {
+            Ok(meta) => Ok(Some(meta)),
+            // Another process created it first.
+            Err(LocalError::TopicExists(_)) => self.topic(name),
+            Err(e) => Err(e),
+        }
     }
 
     /// Partitions of a topic created without a count (`num.partitions`, default 1, as Kafka's
@@ -514,7 +536,7 @@ fn parse_properties(text: &str) -> BTreeMap<String, String> {
 /// Writes a small file atomically: tmp, fsync, rename, fsync of the directory.
 pub(crate) fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
     // A short temporary name: the final name may already be as long as a name can be.
-    let tmp = path.with_file_name(format!(".{:016x}.tmp", rand::random::<u64>()));
+    let tmp = path.with_file_name(format!(".{:016x}{TMP_SUFFIX}", rand::random::<u64>()));
     let write = || -> std::io::Result<()> {
         let mut f = fs::File::create(&tmp)?;
         f.write_all(data)?;
@@ -529,6 +551,16 @@ pub(crate) fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
         ));
     }
     sync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// The suffix of [`write_atomically`]'s temporary files.
+const TMP_SUFFIX: &str = ".tmp";
+
+/// Whether `name` is one of [`write_atomically`]'s temporary files: `.<16 hex digits>.tmp`.
+fn is_temporary_file(name: &str) -> bool {
+    name.strip_prefix('.')
+        .and_then(|n| n.strip_suffix(TMP_SUFFIX))
+        .is_some_and(|hex| hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// The names in a directory (none if it does not exist).

@@ -4,7 +4,7 @@
 use kafka_protocol::ResponseError;
 
 use super::lock::LockMode;
-use super::{LocalError, LogDir, TopicMeta};
+use super::{LogDir, TopicMeta};
 use crate::client::{ClientError, Result};
 use crate::record::BatchBuilder;
 
@@ -35,19 +35,8 @@ impl LocalWriter {
     /// (`auto.create.topics.enable`, with `num.partitions`), as a broker does.
     pub fn open(&mut self) -> Result<&TopicMeta> {
         if self.meta.is_none() {
-            let meta = match self.dir.topic(&self.topic)? {
+            let meta = match self.dir.topic_or_auto_create(&self.topic)? {
                 Some(meta) => meta,
-                None if self.dir.auto_create_topics()? => {
-                    let partitions = self.dir.default_partitions()?;
-                    match self
-                        .dir
-                        .create_topic(&self.topic, partitions, Default::default())
-                    {
-                        Ok(meta) => meta,
-                        Err(LocalError::TopicExists(_)) => self.dir.require_topic(&self.topic)?,
-                        Err(e) => return Err(e.into()),
-                    }
-                }
                 None => {
                     return Err(ClientError::kafka(
                         ResponseError::UnknownTopicOrPartition,

@@ -217,6 +217,17 @@ impl Client {
 
     /// Metadata for all topics (`None`) or the named ones. Never creates topics.
     pub async fn metadata(&mut self, topics: Option<&[String]>) -> Result<ClusterMetadata> {
+        self.metadata_creating(topics, false).await
+    }
+
+    /// Metadata, asking the broker to create missing named topics when `auto_create` (as a
+    /// consumer with `allow.auto.create.topics` does; the broker's `auto.create.topics.enable`
+    /// decides).
+    pub async fn metadata_creating(
+        &mut self,
+        topics: Option<&[String]>,
+        auto_create: bool,
+    ) -> Result<ClusterMetadata> {
         let version = self.conn.version::<MetadataRequest>()?;
         let request = MetadataRequest::default()
             .with_topics(topics.map(|names| {
@@ -228,7 +239,7 @@ impl Client {
                     })
                     .collect()
             }))
-            .with_allow_auto_topic_creation(false);
+            .with_allow_auto_topic_creation(auto_create);
         let response = self.conn.send(&request, version).await?;
         if response.error_code != 0 {
             return Err(RemoteError::broker(response.error_code, None));

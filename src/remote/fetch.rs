@@ -112,10 +112,14 @@ impl Fetcher {
         &mut self.bootstrap
     }
 
-    pub async fn topics(&mut self, names: Option<&[String]>) -> Result<BTreeMap<String, u32>> {
+    pub async fn topics(
+        &mut self,
+        names: Option<&[String]>,
+        auto_create: bool,
+    ) -> Result<BTreeMap<String, u32>> {
         // After a lost connection (a broker restart) this connects again, or fails with why.
         self.bootstrap.live_connection().await?;
-        let meta = self.bootstrap.metadata(names).await?;
+        let meta = self.bootstrap.metadata_creating(names, auto_create).await?;
         self.brokers = meta.brokers.into_iter().map(|b| (b.id, b)).collect();
         let mut out = BTreeMap::new();
         for t in meta.topics {
@@ -143,7 +147,7 @@ impl Fetcher {
         for tp in tps {
             self.leaders.remove(*tp);
         }
-        self.topics(Some(&names)).await?;
+        self.topics(Some(&names), false).await?;
         self.stale = false;
         Ok(())
     }

@@ -200,8 +200,10 @@ impl ConsumerClient {
     pub fn topics(
         &mut self,
         names: Option<&[String]>,
+        auto_create: bool,
     ) -> Result<std::collections::BTreeMap<String, u32>> {
-        self.runtime.block_on(self.fetcher.topics(names))
+        self.runtime
+            .block_on(self.fetcher.topics(names, auto_create))
     }
 
     /// See [`fetch::Fetcher::list_offset`].

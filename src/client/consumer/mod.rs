@@ -99,6 +99,9 @@ pub struct ConsumerConfig {
     pub until_time: Option<i64>,
     /// Consume as a member of this group.
     pub group: Option<GroupSettings>,
+    /// `allow.auto.create.topics` (Java's default: true): a subscribed topic that does not
+    /// exist is created where the embedded log or the broker allows it.
+    pub allow_auto_create_topics: bool,
 }
 
 /// A record handed to the caller.
@@ -373,10 +376,24 @@ impl Consumer {
             Subscription::Pattern(_) => Vec::new(),
         };
         let existing = match &self.config.subscription {
-            Subscription::Pattern(_) => self.source.topics(None)?,
+            Subscription::Pattern(_) => self.source.topics(None, false)?,
             _ => {
-                let names: Vec<String> = wanted.iter().map(|w| w.0.clone()).collect();
-                self.source.topics(Some(&names))?
+                // A topic is created only before it was first seen, as Java's consumer has it
+                // created on subscribing; one deleted while we read it is waited for instead,
+                // so that its next incarnation is read from its start.
+                let (seen, new): (Vec<String>, Vec<String>) = wanted
+                    .iter()
+                    .map(|w| w.0.clone())
+                    .partition(|name| self.subscription.contains_key(name));
+                let mut existing = BTreeMap::new();
+                if !seen.is_empty() {
+                    existing = self.source.topics(Some(&seen), false)?;
+                }
+                if !new.is_empty() {
+                    let auto_create = self.config.allow_auto_create_topics;
+                    existing.extend(self.source.topics(Some(&new), auto_create)?);
+                }
+                existing
             }
         };
         let pattern = match &self.config.subscription {

@@ -35,9 +35,15 @@ pub(super) struct Opened {
 
 impl Source {
     /// The partition counts of the named topics that exist, or of every non-internal topic.
-    pub fn topics(&mut self, names: Option<&[String]>) -> Result<BTreeMap<String, u32>> {
+    /// With `auto_create`, missing named topics are created where the embedded log or the
+    /// broker allows it (`auto.create.topics.enable`), as Java's consumer has them created.
+    pub fn topics(
+        &mut self,
+        names: Option<&[String]>,
+        auto_create: bool,
+    ) -> Result<BTreeMap<String, u32>> {
         match self {
-            Source::Remote(c) => Ok(c.topics(names)?),
+            Source::Remote(c) => Ok(c.topics(names, auto_create)?),
             Source::Local(dir) => {
                 let all;
                 let names = match names {
@@ -53,7 +59,12 @@ impl Source {
                 };
                 let mut out = BTreeMap::new();
                 for n in names {
-                    if let Some(meta) = dir.topic(n)? {
+                    let meta = if auto_create {
+                        dir.topic_or_auto_create(n)?
+                    } else {
+                        dir.topic(n)?
+                    };
+                    if let Some(meta) = meta {
                         out.insert(n.clone(), meta.partitions);
                     }
                 }

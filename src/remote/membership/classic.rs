@@ -318,7 +318,7 @@ impl GroupMember {
             .into_iter()
             .collect();
         if !missing.is_empty() {
-            counts.extend(fetcher.topics(Some(&missing)).await?);
+            counts.extend(fetcher.topics(Some(&missing), false).await?);
         }
         let plan = crate::assignor::range(&counts, &subscriptions);
         plan.into_iter()
