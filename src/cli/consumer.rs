@@ -55,11 +55,7 @@ const RECONNECT_BACKOFF: Duration = Duration::from_secs(1);
 const OUTPUT_CAPACITY: usize = 1024 * 1024 + 4096;
 
 fn opt(name: &'static str, value_name: &'static str, help: &'static str) -> Arg {
-    Arg::new(name)
-        .long(name)
-        .value_name(value_name)
-        .help(help)
-        .help_heading("Consumer")
+    super::value_option(name, value_name, help, "Consumer")
 }
 
 /// The clap definition of `kafka-console-consumer`.

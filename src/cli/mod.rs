@@ -101,6 +101,34 @@ fn next_word_is_the_value(arg: clap::Arg) -> clap::Arg {
     }
 }
 
+/// An option that takes a value, shown under `heading` in `--help`.
+pub(crate) fn value_option(
+    name: &'static str,
+    value_name: &'static str,
+    help: &'static str,
+    heading: &'static str,
+) -> clap::Arg {
+    clap::Arg::new(name)
+        .long(name)
+        .value_name(value_name)
+        .help(help)
+        .help_heading(heading)
+}
+
+/// A flag (no value), shown under `heading` in `--help`.
+pub(crate) fn flag_option(
+    name: &'static str,
+    help: &'static str,
+    heading: &'static str,
+    action: clap::ArgAction,
+) -> clap::Arg {
+    clap::Arg::new(name)
+        .long(name)
+        .action(action)
+        .help(help)
+        .help_heading(heading)
+}
+
 /// A value parser that accepts any text (the tools validate it with Kafka's messages) but
 /// offers fixed choices to `--help`, shell completions and man pages.
 #[derive(Clone, Debug)]

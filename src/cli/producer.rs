@@ -37,11 +37,7 @@ const TICK: Duration = Duration::from_millis(100);
 const LINE_READER: &str = "org.apache.kafka.tools.LineMessageReader";
 
 fn opt(name: &'static str, value_name: &'static str, help: &'static str) -> Arg {
-    Arg::new(name)
-        .long(name)
-        .value_name(value_name)
-        .help(help)
-        .help_heading("Producer")
+    super::value_option(name, value_name, help, "Producer")
 }
 
 fn num<T: Clone + Send + Sync + 'static + std::str::FromStr>(

@@ -118,19 +118,11 @@ struct TopicsOptions {
 }
 
 fn flag(name: &'static str, help: &'static str, heading: &'static str) -> Arg {
-    Arg::new(name)
-        .long(name)
-        .action(ArgAction::SetTrue)
-        .help(help)
-        .help_heading(heading)
+    crate::cli::flag_option(name, help, heading, ArgAction::SetTrue)
 }
 
 fn value(name: &'static str, value_name: &'static str, help: &'static str) -> Arg {
-    Arg::new(name)
-        .long(name)
-        .value_name(value_name)
-        .help(help)
-        .help_heading("Options")
+    crate::cli::value_option(name, value_name, help, "Options")
 }
 
 /// The clap definition of `kafka-topics`.

@@ -337,19 +337,14 @@ impl Client {
                     .collect(),
             );
         let response = self.conn.send(&request, version).await?;
-        let results = response
-            .topics
-            .iter()
-            .map(|r| {
-                let outcome = RemoteError::check(r.error_code, r.error_message.as_deref());
-                (r.name.0.to_string(), outcome)
-            })
-            .collect::<Vec<_>>();
-        Ok(in_request_order(
-            topics.iter().map(|t| t.name.as_str()),
-            results,
-            self.conn.addr(),
+        let answered = response.topics.iter().map(|r| {
+            let outcome = RemoteError::check(r.error_code, r.error_message.as_deref());
+            (r.name.0.to_string(), outcome)
+        });
+        Ok(self.in_request_order(
             "CreateTopics",
+            topics.iter().map(|t| t.name.as_str()),
+            answered,
         ))
     }
 
@@ -369,21 +364,14 @@ impl Client {
             request = request.with_topic_names(names.iter().map(|n| topic_name(n)).collect());
         }
         let response = self.conn.send(&request, version).await?;
-        let results = response
-            .responses
-            .iter()
-            .map(|r| {
-                let name = r.name.as_ref().map(|n| n.0.to_string()).unwrap_or_default();
-                let outcome = RemoteError::check(r.error_code, r.error_message.as_deref());
-                (name, outcome)
-            })
-            .collect::<Vec<_>>();
-        Ok(in_request_order(
-            names.iter().map(String::as_str),
-            results,
-            self.conn.addr(),
-            "DeleteTopics",
-        ))
+        let answered = response.responses.iter().map(|r| {
+            let outcome = RemoteError::check(r.error_code, r.error_message.as_deref());
+            (
+                r.name.as_ref().map(|n| n.0.to_string()).unwrap_or_default(),
+                outcome,
+            )
+        });
+        Ok(self.in_request_order("DeleteTopics", names.iter().map(String::as_str), answered))
     }
 
     /// The named topics with their partitions and eligible leader replicas, through
@@ -562,19 +550,14 @@ impl Client {
                     .collect(),
             );
         let response = self.conn.send(&request, version).await?;
-        let results = response
-            .results
-            .iter()
-            .map(|r| {
-                let outcome = RemoteError::check(r.error_code, r.error_message.as_deref());
-                (r.name.0.to_string(), outcome)
-            })
-            .collect::<Vec<_>>();
-        Ok(in_request_order(
-            increases.iter().map(|i| i.name.as_str()),
-            results,
-            self.conn.addr(),
+        let answered = response.results.iter().map(|r| {
+            let outcome = RemoteError::check(r.error_code, r.error_message.as_deref());
+            (r.name.0.to_string(), outcome)
+        });
+        Ok(self.in_request_order(
             "CreatePartitions",
+            increases.iter().map(|i| i.name.as_str()),
+            answered,
         ))
     }
 
@@ -604,20 +587,25 @@ impl Client {
         let request = IncrementalAlterConfigsRequest::default()
             .with_resources(alterations.iter().map(resource).collect());
         let response = self.conn.send(&request, version).await?;
-        let results = response
-            .responses
-            .iter()
-            .map(|r| {
-                let outcome = RemoteError::check(r.error_code, r.error_message.as_deref());
-                (r.resource_name.to_string(), outcome)
-            })
-            .collect::<Vec<_>>();
-        Ok(in_request_order(
-            alterations.iter().map(|a| a.topic.as_str()),
-            results,
-            self.conn.addr(),
+        let answered = response.responses.iter().map(|r| {
+            let outcome = RemoteError::check(r.error_code, r.error_message.as_deref());
+            (r.resource_name.to_string(), outcome)
+        });
+        Ok(self.in_request_order(
             "IncrementalAlterConfigs",
+            alterations.iter().map(|a| a.topic.as_str()),
+            answered,
         ))
+    }
+
+    /// [`in_request_order`] for an answer from this client's broker.
+    fn in_request_order<'a>(
+        &self,
+        api: &'static str,
+        requested: impl Iterator<Item = &'a str>,
+        answered: impl Iterator<Item = TopicOutcome>,
+    ) -> Vec<TopicOutcome> {
+        in_request_order(requested, answered, self.conn.addr(), api)
     }
 
     fn timeout_ms(&self) -> i32 {
@@ -637,10 +625,11 @@ fn ids(brokers: &[BrokerId]) -> Vec<i32> {
 /// its answer gets an error rather than silently counting as done.
 fn in_request_order<'a>(
     requested: impl Iterator<Item = &'a str>,
-    mut results: Vec<TopicOutcome>,
+    answered: impl Iterator<Item = TopicOutcome>,
     addr: &str,
     api: &'static str,
 ) -> Vec<TopicOutcome> {
+    let mut results: Vec<TopicOutcome> = answered.collect();
     requested
         .map(|name| match results.iter().position(|(n, _)| n == name) {
             Some(i) => results.swap_remove(i),

@@ -38,19 +38,11 @@ use options::{Action, GroupsOptions};
 const ABOUT: &str = "This tool helps to list all consumer groups, describe a consumer group, delete consumer group info, or reset consumer group offsets.";
 
 fn flag(name: &'static str, help: &'static str, heading: &'static str) -> Arg {
-    Arg::new(name)
-        .long(name)
-        .action(ArgAction::Count)
-        .help(help)
-        .help_heading(heading)
+    crate::cli::flag_option(name, help, heading, ArgAction::Count)
 }
 
 fn value(name: &'static str, value_name: &'static str, help: &'static str) -> Arg {
-    Arg::new(name)
-        .long(name)
-        .value_name(value_name)
-        .help(help)
-        .help_heading("Options")
+    crate::cli::value_option(name, value_name, help, "Options")
 }
 
 fn actions(cmd: Command) -> Command {
