@@ -219,6 +219,13 @@ impl PartitionLog {
     /// name and rename it (fsyncing the parent is the caller's job). Fails if `dir` already holds
     /// segments.
     pub fn create(dir: &Path) -> Result<()> {
+        Self::create_unsynced(dir)?;
+        sync_dir(dir)
+    }
+
+    /// [`PartitionLog::create`] without making it durable: for creating many partitions at
+    /// once, made durable together by the caller (one `syncfs` instead of one per partition).
+    pub fn create_unsynced(dir: &Path) -> Result<()> {
         std::fs::create_dir_all(dir).context(|| format!("cannot create {}", dir.display()))?;
         if !list_segments(dir)?.is_empty() {
             return Err(LocalError::Invalid(format!(
@@ -233,8 +240,7 @@ impl PartitionLog {
             .truncate(false)
             .open(&lock)
             .context(|| format!("cannot create {}", lock.display()))?;
-        create_segment_files(dir, 0)?;
-        sync_dir(dir)
+        create_segment_files(dir, 0)
     }
 
     /// Opens an existing partition directory. Cheap: it only checks that `.lock` exists.
