@@ -6,6 +6,7 @@
 //!   DefaultMessageFormatter.
 //! - [`properties`]: `key=value` options and Java properties files.
 //! - [`signals`]: Ctrl-C handling.
+//! - [`pipe`]: growing the consumer's stdout pipe.
 //!
 //! Exit codes: 0 ok, 1 runtime error, 2 usage error, 130 interrupted. Errors and warnings go to
 //! stderr, results to stdout.
@@ -15,6 +16,7 @@ pub mod formatter;
 pub mod groups;
 pub mod json;
 pub mod line_reader;
+pub mod pipe;
 pub mod producer;
 pub mod profile;
 pub mod progress;
