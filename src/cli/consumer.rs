@@ -440,6 +440,12 @@ impl Printer {
                 if self.timed_out(opts) {
                     return Ok(());
                 }
+                // All output is written, maybe into a pipe whose reader has exited (see
+                // `pipe`): stop as a failed write would.
+                if pipe::reader_gone(&self.stdout) {
+                    eprintln!("Unable to write to standard out, closing consumer.");
+                    return Ok(());
+                }
                 std::thread::sleep(POLL_INTERVAL);
             }
         }
