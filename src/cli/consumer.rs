@@ -18,6 +18,7 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use super::client_config;
 use super::formatter::{Formatter, FormatterKind};
 use super::json;
+use super::pipe;
 use super::progress::{self, Progress, Total};
 use super::properties::{self, Properties};
 use super::signals::Interrupt;
@@ -53,6 +54,9 @@ const POLL_INTERVAL: Duration = Duration::from_millis(20);
 const RECONNECT_BACKOFF: Duration = Duration::from_secs(1);
 /// Output buffered per round, reused between rounds.
 const OUTPUT_CAPACITY: usize = 1024 * 1024 + 4096;
+/// The stdout pipe's size when it can be grown: about a round's output (Linux's default
+/// `/proc/sys/fs/pipe-max-size`, so an unprivileged user may set it).
+const PIPE_BYTES: usize = 1024 * 1024;
 
 fn opt(name: &'static str, value_name: &'static str, help: &'static str) -> Arg {
     super::value_option(name, value_name, help, "Consumer")
@@ -348,17 +352,20 @@ struct Printer {
 
 impl Printer {
     fn new(consumer: Consumer) -> Result<Printer, CliError> {
+        let stdout = std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(File::from)
+            .map_err(|e| anyhow!("cannot use standard out: {e}"))?;
+        // A round's output then fits the pipe in one write (see `pipe`).
+        pipe::grow(&stdout, PIPE_BYTES);
         Ok(Printer {
             consumer,
             count: 0,
             written: 0,
             disconnected: false,
             out: Vec::with_capacity(OUTPUT_CAPACITY),
-            stdout: std::io::stdout()
-                .as_fd()
-                .try_clone_to_owned()
-                .map(File::from)
-                .map_err(|e| anyhow!("cannot use standard out: {e}"))?,
+            stdout,
             last_record: Instant::now(),
         })
     }
@@ -432,6 +439,12 @@ impl Printer {
             }
             if !round.read {
                 if self.timed_out(opts) {
+                    return Ok(());
+                }
+                // All output is written, maybe into a pipe whose reader has exited (see
+                // `pipe`): stop as a failed write would.
+                if pipe::reader_gone(&self.stdout) {
+                    eprintln!("Unable to write to standard out, closing consumer.");
                     return Ok(());
                 }
                 std::thread::sleep(POLL_INTERVAL);

@@ -36,10 +36,7 @@ fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
     if needle.is_empty() {
         return Some(from);
     }
-    hay[from..]
-        .windows(needle.len())
-        .position(|w| w == needle)
-        .map(|i| i + from)
+    memchr::memmem::find(&hay[from..], needle).map(|i| i + from)
 }
 
 impl LineReader {
@@ -134,6 +131,14 @@ impl LineReader {
 
     /// Parses one line (without its line terminator); `number` counts from 1.
     pub fn parse<'a>(&self, line: &'a [u8], number: u64) -> Result<ParsedLine<'a>, String> {
+        if !self.parse_headers && !self.parse_key && self.null_marker.is_none() {
+            // The default reader: the whole line is the value (the common case, kept short).
+            return Ok(ParsedLine {
+                key: None,
+                value: Some(line),
+                headers: Vec::new(),
+            });
+        }
         let headers = self.part(
             self.parse_headers,
             line,

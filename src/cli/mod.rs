@@ -7,6 +7,7 @@
 //! - [`properties`]: `key=value` options and Java properties files; [`client_config`]:
 //!   Kafka's checks of the producer and consumer properties.
 //! - [`signals`]: Ctrl-C, SIGTERM and SIGHUP handling.
+//! - [`pipe`]: growing the consumer's stdout pipe.
 //!
 //! Exit codes: 0 ok, 1 runtime error, 2 usage error, 130, 143 or 129 when ended by SIGINT,
 //! SIGTERM or SIGHUP. Errors and warnings go to stderr, results to stdout.
@@ -17,6 +18,7 @@ pub mod formatter;
 pub mod groups;
 pub mod json;
 pub mod line_reader;
+pub mod pipe;
 pub mod producer;
 pub mod profile;
 pub mod progress;

@@ -634,7 +634,7 @@ impl LineSplitter {
     ) -> anyhow::Result<()> {
         let mut rest = chunk;
         if !self.carry.is_empty() {
-            match rest.iter().position(|&b| b == b'\n') {
+            match memchr::memchr(b'\n', rest) {
                 Some(i) => {
                     self.carry.extend_from_slice(&rest[..i]);
                     rest = &rest[i + 1..];
@@ -648,7 +648,8 @@ impl LineSplitter {
                 }
             }
         }
-        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
+        // memchr scans a word or a vector at a time, not byte by byte.
+        while let Some(i) = memchr::memchr(b'\n', rest) {
             self.number += 1;
             each(self.number, strip_cr(&rest[..i]))?;
             rest = &rest[i + 1..];

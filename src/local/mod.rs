@@ -3,7 +3,8 @@
 //! - [`admin`]: topic admin for the client API, answering as a one-broker cluster.
 //! - [`logdir`]: the directory, its topics' metadata and the log-dir lock.
 //! - [`partition`]: one partition's log: append, recovery, snapshot, read, retention.
-//! - [`producer`]: the producer's writer: queued batches, one write and fdatasync per flush.
+//! - [`producer`], [`write_behind`]: the producer's writer: batches gathered per partition and
+//!   written (one write and fdatasync per partition) on a thread while the next are built.
 //! - [`segment`]: segment file names and batch-by-batch validation of `.log` files.
 //! - [`index`]: Kafka's sparse `.index` and `.timeindex` files.
 //! - [`error`], [`lock`]: the error type and `flock` locks with a deadline.
@@ -17,6 +18,7 @@ pub mod logdir;
 pub mod partition;
 pub mod producer;
 pub mod segment;
+pub mod write_behind;
 
 pub use error::{LocalError, Result};
 pub use logdir::{LogDir, TopicMeta};

@@ -1,12 +1,19 @@
-//! The embedded log's end of the producer: finished batches wait per partition and are
-//! written at a flush, one write and one fdatasync per partition.
+//! The embedded log's end of the producer: finished batches are gathered per partition and
+//! handed to the writer thread ([`super::write_behind`]) every [`WRITE_BEHIND_BYTES`] and at
+//! each flush; one write and one fdatasync per partition and job. A flush returns once
+//! everything handed over is durable.
 
 use kafka_protocol::ResponseError;
 
-use super::lock::LockMode;
-use super::{LogDir, TopicMeta};
+use super::write_behind::WriteBehind;
+use super::{LocalError, LogDir, TopicMeta};
 use crate::client::{ClientError, Result};
 use crate::record::BatchBuilder;
+
+/// Batches gathered before they go to the writer thread. Large enough that a write and an
+/// fdatasync cost little per byte, small enough that the jobs in flight
+/// ([`super::write_behind::IN_FLIGHT`]) keep the producer's memory small.
+pub const WRITE_BEHIND_BYTES: usize = 2 * 1024 * 1024;
 
 /// Writes one topic's batches to the embedded log.
 #[derive(Debug)]
@@ -14,9 +21,11 @@ pub struct LocalWriter {
     dir: LogDir,
     topic: String,
     meta: Option<TopicMeta>,
-    /// Finished batches per partition, waiting for the next flush.
+    /// Finished batches per partition, not yet handed to the writer thread.
     pending: Vec<Vec<u8>>,
     pending_bytes: usize,
+    /// Started with the first write.
+    writer: Option<WriteBehind>,
 }
 
 impl LocalWriter {
@@ -28,6 +37,7 @@ impl LocalWriter {
             meta: None,
             pending: Vec::new(),
             pending_bytes: 0,
+            writer: None,
         }
     }
 
@@ -55,8 +65,14 @@ impl LocalWriter {
         Ok(self.meta.as_ref().expect("set above"))
     }
 
-    /// Finishes `builder`'s batch into partition `p`'s queue.
+    /// Finishes `builder`'s batch into partition `p`'s queue, handing the queues to the writer
+    /// thread first when they would grow past [`WRITE_BEHIND_BYTES`].
     pub fn queue(&mut self, p: usize, builder: &mut BatchBuilder) -> Result<()> {
+        // Handed over before the batch would overflow them, the queues' buffers never grow
+        // past the threshold (a growing Vec would double its capacity), and are reused.
+        if self.pending_bytes > 0 && self.pending_bytes + builder.size() > WRITE_BEHIND_BYTES {
+            self.hand_over()?;
+        }
         let queue = &mut self.pending[p];
         let before = queue.len();
         builder.build_into(0, queue)?;
@@ -64,42 +80,41 @@ impl LocalWriter {
         Ok(())
     }
 
-    /// Bytes queued and not yet written.
+    /// Bytes queued and not yet handed to the writer thread.
     pub fn buffered_bytes(&self) -> usize {
         self.pending_bytes
     }
 
-    /// Writes every queued batch: one write and one fdatasync per partition.
+    /// Writes every queued batch and returns once all of it, and everything handed over
+    /// before, is fdatasync'ed.
     pub fn flush(&mut self) -> Result<()> {
+        self.hand_over()?;
+        match &mut self.writer {
+            Some(writer) => writer.wait(),
+            None => Ok(()),
+        }
+    }
+
+    /// Hands the queued batches to the writer thread (started on first use).
+    fn hand_over(&mut self) -> Result<()> {
         let Some(meta) = &self.meta else {
             return Ok(());
         };
         if self.pending_bytes == 0 {
             return Ok(());
         }
-        let config = meta.partition_config();
-        // The shared log-dir lock keeps topic deletion out while we write.
-        let _lock = self.dir.lock(LockMode::Shared)?;
-        if self.dir.topic(&meta.name)?.is_none_or(|t| t.id != meta.id) {
-            return Err(ClientError::kafka(
-                ResponseError::UnknownTopicOrPartition,
-                format!(
-                    "topic '{}' was deleted while producing; the records read since the last flush were not written",
-                    meta.name
-                ),
-            ));
-        }
-        for (p, batches) in self.pending.iter_mut().enumerate() {
-            if batches.is_empty() {
-                continue;
+        let writer = match &mut self.writer {
+            Some(writer) => writer,
+            None => {
+                let writer = WriteBehind::spawn(self.dir.clone(), meta.clone()).map_err(|e| {
+                    ClientError::from(LocalError::io("cannot start the writer thread", e))
+                })?;
+                self.writer.insert(writer)
             }
-            let log = self.dir.partition(&meta.name, p as u32)?;
-            log.append(batches, &config).map_err(|e| {
-                ClientError::from(e).context(format!("cannot write to partition {}-{p}", meta.name))
-            })?;
-            batches.clear();
-        }
+        };
+        let empty = writer.buffers(self.pending.len());
+        let full = std::mem::replace(&mut self.pending, empty);
         self.pending_bytes = 0;
-        Ok(())
+        writer.send(full)
     }
 }

@@ -262,6 +262,31 @@ impl<'f> Scanner<'f> {
         &self.buf[s..s + len]
     }
 
+    /// The total size of the batch at the scan position, from its header alone (no CRC
+    /// check); `None` at the end or where [`Scanner::next`] would find no good header. Lets a
+    /// reader with a byte budget stop before reading and checking a batch it would not take.
+    pub fn peek_size(&mut self) -> Result<Option<u64>> {
+        if self.end.saturating_sub(self.pos) < BATCH_OVERHEAD as u64 {
+            return Ok(None);
+        }
+        let (at, len) = (self.pos, BATCH_OVERHEAD);
+        let buffered =
+            at >= self.buf_start && at + len as u64 <= self.buf_start + self.buf_len as u64;
+        let mut header = [0u8; BATCH_OVERHEAD];
+        if buffered {
+            header.copy_from_slice(self.slice(at, len));
+        } else {
+            // Only the header: the batch itself may never be read.
+            let path = self.path;
+            self.file
+                .read_exact_at(&mut header, at)
+                .context(|| format!("cannot read {} at byte {at}", path.display()))?;
+        }
+        Ok(BatchHeader::parse(&header)
+            .ok()
+            .map(|h| h.total_size() as u64))
+    }
+
     pub fn next(&mut self) -> Result<Step<'_>> {
         let pos = self.pos;
         let remaining = self.end.saturating_sub(pos);

@@ -240,6 +240,21 @@ fn read_bytes<'a>(buf: &'a [u8], pos: &mut usize) -> Result<Option<&'a [u8]>, Re
 pub fn for_each_record<F>(
     batch: &[u8],
     scratch: &mut Vec<u8>,
+    f: F,
+) -> Result<BatchHeader, RecordError>
+where
+    F: FnMut(RecordRef<'_>) -> Result<(), RecordError>,
+{
+    for_each_record_crc(batch, scratch, true, f)
+}
+
+/// [`for_each_record`], checking the CRC only when `check_crc`: a batch whose CRC its reader
+/// has just checked (the embedded log checks every batch it reads) is not summed twice.
+/// Everything else (framing, lengths, counts) is always checked.
+pub fn for_each_record_crc<F>(
+    batch: &[u8],
+    scratch: &mut Vec<u8>,
+    check_crc: bool,
     mut f: F,
 ) -> Result<BatchHeader, RecordError>
 where
@@ -253,7 +268,9 @@ where
         });
     }
     let batch = &batch[..header.total_size()];
-    verify_crc(batch)?;
+    if check_crc {
+        verify_crc(batch)?;
+    }
     let body = &batch[BATCH_OVERHEAD..];
     let codec = header.compression()?;
     let records: &[u8] = if codec == Compression::None {
@@ -290,7 +307,12 @@ where
                 "invalid header count {count}"
             )));
         }
-        let mut headers = Vec::with_capacity(count as usize);
+        // Most records have no headers: no allocation call for them.
+        let mut headers = if count == 0 {
+            Vec::new()
+        } else {
+            Vec::with_capacity(count as usize)
+        };
         for _ in 0..count {
             let hkey = read_bytes(rec, &mut pos)?
                 .ok_or_else(|| RecordError::Corrupt("null header key".into()))?;

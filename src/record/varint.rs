@@ -25,7 +25,31 @@ pub fn varlong_size(v: i64) -> usize {
 }
 
 /// Reads a zigzag varlong at `*pos`, advancing it. At most 10 bytes.
+#[inline]
 pub fn get_varlong(buf: &[u8], pos: &mut usize) -> Result<i64, RecordError> {
+    // Most fields of a record (deltas, lengths) take one or two bytes: decode those inline,
+    // in the caller's loop. The last byte of the buffer takes the general path.
+    match buf.get(*pos..*pos + 2) {
+        Some(&[b, _]) if b < 0x80 => {
+            *pos += 1;
+            return Ok(unzigzag(b as u64));
+        }
+        Some(&[b0, b1]) if b1 < 0x80 => {
+            *pos += 2;
+            return Ok(unzigzag((b0 & 0x7f) as u64 | (b1 as u64) << 7));
+        }
+        _ => {}
+    }
+    get_varlong_long(buf, pos)
+}
+
+fn unzigzag(z: u64) -> i64 {
+    ((z >> 1) as i64) ^ -((z & 1) as i64)
+}
+
+/// [`get_varlong`] for three bytes or more, the buffer's last byte, and the errors.
+#[inline(never)]
+fn get_varlong_long(buf: &[u8], pos: &mut usize) -> Result<i64, RecordError> {
     let mut z: u64 = 0;
     let mut shift = 0;
     loop {
@@ -47,10 +71,11 @@ pub fn get_varlong(buf: &[u8], pos: &mut usize) -> Result<i64, RecordError> {
             return Err(RecordError::Corrupt("varint is too long".into()));
         }
     }
-    Ok(((z >> 1) as i64) ^ -((z & 1) as i64))
+    Ok(unzigzag(z))
 }
 
 /// Reads a zigzag varint that must fit in an `i32`.
+#[inline]
 pub fn get_varint(buf: &[u8], pos: &mut usize) -> Result<i32, RecordError> {
     let v = get_varlong(buf, pos)?;
     i32::try_from(v).map_err(|_| RecordError::Corrupt(format!("varint {v} is out of int range")))

@@ -21,7 +21,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::{Backend, Client, ClientError, Result, TopicPattern};
 use crate::assignor::TopicPartition;
 use crate::local::LocalError;
-use crate::record::{BatchHeader, BatchIter, RecordRef, TimestampType, for_each_record};
+use crate::record::{
+    BatchHeader, BatchIter, RecordRef, TimestampType, for_each_record, for_each_record_crc,
+};
 use crate::remote::{Fetched, Tp};
 pub use crate::remote::{GroupProtocol, Isolation};
 pub use membership::AssignmentChange;
@@ -539,12 +541,15 @@ impl Consumer {
             if self.assigned[index].past_until {
                 continue;
             }
-            let aborted = match self.load(index, &mut fetched)? {
+            let (aborted, crc_checked) = match self.load(index, &mut fetched)? {
                 Loaded::Nothing => continue,
                 Loaded::TopicDeleted => break,
-                Loaded::Batches { aborted } => aborted,
+                Loaded::Batches {
+                    aborted,
+                    crc_checked,
+                } => (aborted, crc_checked),
             };
-            if self.deliver(index, aborted, each, read_any)? {
+            if self.deliver(index, aborted, crc_checked, each, read_any)? {
                 return Ok(true);
             }
         }
@@ -567,9 +572,9 @@ impl Consumer {
                 record: false,
             });
         };
-        match &a.reader {
-            Reader::Local(log) => {
-                let snap = match log.snapshot() {
+        match &mut a.reader {
+            Reader::Local(part) => {
+                let snap = match part.snapshot(a.position) {
                     Ok(snap) => snap,
                     Err(_) if !self.source.has_topic(&a.topic)? => {
                         self.deleted = Some(a.topic.clone());
@@ -590,9 +595,10 @@ impl Consumer {
                 if a.caught_up {
                     return Ok(Loaded::Nothing);
                 }
-                match log.read_into(&snap, a.position, FETCH_BYTES, &mut self.fetched) {
+                match part.read_into(a.position, FETCH_BYTES, &mut self.fetched) {
                     Ok(()) => Ok(Loaded::Batches {
                         aborted: VecDeque::new(),
+                        crc_checked: true,
                     }),
                     // Retention moved the start since the snapshot: the next round resets.
                     Err(LocalError::OffsetOutOfRange { .. }) => Ok(Loaded::Nothing),
@@ -620,7 +626,10 @@ impl Consumer {
                         self.fetched.extend_from_slice(&d.records);
                         let mut aborted: VecDeque<(i64, i64)> = d.aborted.into_iter().collect();
                         aborted.make_contiguous().sort_by_key(|t| t.1);
-                        Ok(Loaded::Batches { aborted })
+                        Ok(Loaded::Batches {
+                            aborted,
+                            crc_checked: false,
+                        })
                     }
                 }
             }
@@ -634,6 +643,7 @@ impl Consumer {
         &mut self,
         index: usize,
         mut aborted: VecDeque<(i64, i64)>,
+        crc_checked: bool,
         each: &mut impl FnMut(ConsumedRecord<'_, '_>) -> Handled,
         read_any: &mut bool,
     ) -> Result<bool> {
@@ -687,7 +697,7 @@ impl Consumer {
             let position = &mut a.position;
             let partition = a.partition as i32;
             let topic = a.topic.as_str();
-            for_each_record(batch, &mut self.scratch, |r| {
+            for_each_record_crc(batch, &mut self.scratch, !crc_checked, |r| {
                 if stop || past_until || r.offset < *position {
                     return Ok(());
                 }
@@ -736,8 +746,12 @@ enum Loaded {
     /// The partition's topic is gone (the embedded log): stop the round.
     TopicDeleted,
     /// Batches in `Consumer::fetched`, with a cluster's aborted transactions (producer id,
-    /// first offset), sorted by first offset.
-    Batches { aborted: VecDeque<(i64, i64)> },
+    /// first offset), sorted by first offset; `crc_checked` when the reader checked every
+    /// batch's CRC already (the embedded log's does).
+    Batches {
+        aborted: VecDeque<(i64, i64)>,
+        crc_checked: bool,
+    },
 }
 
 /// A damaged batch or record, named with its partition (the cause keeps its kind).

@@ -3,10 +3,11 @@
 //! interface.
 
 use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
 
 use super::{Fetched, Tp};
 use crate::client::{Result, topic_name};
-use crate::local::{LogDir, PartitionLog};
+use crate::local::{self, LocalError, LogDir, PartitionLog, Snapshot};
 use crate::remote::ConsumerClient;
 
 /// The consumer's backend.
@@ -19,9 +20,91 @@ pub(super) enum Source {
 /// How one assigned partition is read.
 #[derive(Debug)]
 pub(super) enum Reader {
-    Local(PartitionLog),
+    Local(LocalPartition),
     /// Fetched from its leader, with the others, once per round.
     Remote,
+}
+
+/// How long a snapshot of a partition of the embedded log is reused while records below its
+/// end remain unread. A snapshot re-verifies the active segment's last batch (up to 1 MB of
+/// CRC) and lists the partition's files, as much work as a round's read; reusing it while a
+/// backlog is read halves that. Kept short, so a consumer sees retention and deletion about
+/// as soon as before.
+const SNAPSHOT_REUSE: Duration = Duration::from_millis(100);
+
+/// A partition of the embedded log, with its latest snapshot.
+#[derive(Debug)]
+pub(super) struct LocalPartition {
+    log: PartitionLog,
+    /// The latest snapshot and when it was taken.
+    snapshot: Option<(Snapshot, Instant)>,
+    /// The last [`LocalPartition::snapshot`] reused the snapshot instead of taking one.
+    reused: bool,
+}
+
+/// A partition's bounds, from [`LocalPartition::snapshot`].
+pub(super) struct Bounds {
+    pub log_start_offset: i64,
+    pub log_end_offset: i64,
+}
+
+impl LocalPartition {
+    pub fn new(log: PartitionLog) -> Self {
+        LocalPartition {
+            log,
+            snapshot: None,
+            reused: false,
+        }
+    }
+
+    /// The partition's bounds for reading at `position`: the latest snapshot's while it is
+    /// young and `position` is within it with records left, else a fresh snapshot's.
+    pub fn snapshot(&mut self, position: i64) -> local::Result<Bounds> {
+        self.reused = self.snapshot.as_ref().is_some_and(|(s, taken)| {
+            (s.log_start_offset..s.log_end_offset).contains(&position)
+                && taken.elapsed() < SNAPSHOT_REUSE
+        });
+        if !self.reused {
+            self.snapshot = None;
+            self.snapshot = Some((self.log.snapshot()?, Instant::now()));
+        }
+        let (s, _) = self.snapshot.as_ref().expect("set above");
+        Ok(Bounds {
+            log_start_offset: s.log_start_offset,
+            log_end_offset: s.log_end_offset,
+        })
+    }
+
+    /// Reads whole batches from `position` into `out` within the last snapshot, as
+    /// [`PartitionLog::read_into`] (every batch's CRC checked). A read that fails on a reused
+    /// snapshot (retention or a deleted topic may have moved the files since) drops it and
+    /// is reported as out of range, so the next round decides on a fresh one.
+    pub fn read_into(
+        &mut self,
+        position: i64,
+        max_bytes: usize,
+        out: &mut Vec<u8>,
+    ) -> local::Result<()> {
+        let Some((snapshot, _)) = &self.snapshot else {
+            out.clear();
+            return Ok(());
+        };
+        let result = self.log.read_into(snapshot, position, max_bytes, out);
+        if let Err(e) = result {
+            let (log_start, log_end) = (snapshot.log_start_offset, snapshot.log_end_offset);
+            self.snapshot = None;
+            if self.reused {
+                out.clear();
+                return Err(LocalError::OffsetOutOfRange {
+                    offset: position,
+                    log_start,
+                    log_end,
+                });
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
 }
 
 /// A partition opened for reading: its reader, start and end offsets, and the first offset
@@ -103,7 +186,7 @@ impl Source {
                     None => None,
                 };
                 Ok(Opened {
-                    reader: Reader::Local(log),
+                    reader: Reader::Local(LocalPartition::new(log)),
                     start: snap.log_start_offset,
                     end: snap.log_end_offset,
                     at_time,

@@ -174,6 +174,14 @@ impl PartitionLog {
             let mut scanner = Scanner::new(&log, &path, seg.base_offset, start, seg.size, chunk)
                 .with_buffer(std::mem::take(&mut *scratch));
             let full = loop {
+                // A batch that would not fit is not read whole, nor its CRC summed, only to be
+                // read again by the next call.
+                if !out.is_empty()
+                    && let Some(total) = scanner.peek_size()?
+                    && out.len() as u64 + total > max_bytes as u64
+                {
+                    break true;
+                }
                 match scanner.next()? {
                     Step::End => break false,
                     Step::Bad { position, reason } => return Err(corrupt(&path, position, reason)),

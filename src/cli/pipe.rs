@@ -1,0 +1,83 @@
+//! Growing the pipe the consumer writes to.
+//!
+//! A Linux pipe holds 64 KiB by default. The consumer formats about 1 MiB per round and then
+//! writes it; into a 64 KiB pipe that write waits until the reader has drained all but the
+//! last 64 KiB, so decoding the next round never overlaps the reader's work and every 64 KiB
+//! costs a pair of context switches. A pipe as large as a round takes the whole write at once
+//! while the reader drains it in parallel.
+//!
+//! What write(2) accepted still counts as delivered (the consumer's commit rule): a larger pipe
+//! only changes how much the kernel holds for the reader.
+//!
+//! A larger pipe also holds more of a short topic's output at once: `| head -1` may exit while
+//! everything is already written, and the consumer, caught up, has no write left to fail. So an
+//! idle consumer asks whether its pipe's reader is gone ([`reader_gone`]).
+
+use std::fs::File;
+
+/// Grows `file`'s pipe buffer to at least `bytes` when `file` is a pipe, returning its size.
+///
+/// Does nothing for anything else (a terminal, a file, a socket), and nothing where the kernel
+/// refuses (an unprivileged user over `/proc/sys/fs/pipe-max-size` or the per-user pipe
+/// budget): the pipe then keeps its size and everything works as before, only slower.
+pub fn grow(file: &File, bytes: usize) -> Option<usize> {
+    use std::os::unix::fs::FileTypeExt;
+    if !file.metadata().ok()?.file_type().is_fifo() {
+        return None;
+    }
+    set_size(file, bytes)
+}
+
+/// Whether `file` is a pipe whose reading end is closed: the next write would fail with
+/// `EPIPE` (poll reports `POLLERR`). False for anything else and when poll fails.
+pub fn reader_gone(file: &File) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut fds = [PollFd::new(file, PollFlags::OUT)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    poll(&mut fds, Some(&now)).is_ok() && fds[0].revents().contains(PollFlags::ERR)
+}
+
+#[cfg(target_os = "linux")]
+fn set_size(file: &File, bytes: usize) -> Option<usize> {
+    // Never shrink a pipe someone made larger.
+    match rustix::pipe::fcntl_getpipe_size(file) {
+        Ok(size) if size >= bytes => Some(size),
+        _ => rustix::pipe::fcntl_setpipe_size(file, bytes).ok(),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn set_size(_file: &File, _bytes: usize) -> Option<usize> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grows_a_pipe_and_leaves_other_files_alone() {
+        let (_reader, writer) = std::io::pipe().unwrap();
+        let writer = File::from(std::os::fd::OwnedFd::from(writer));
+        if cfg!(target_os = "linux") {
+            assert!(grow(&writer, 256 * 1024).is_some_and(|size| size >= 256 * 1024));
+            // Never shrinks it.
+            assert!(grow(&writer, 4096).is_some_and(|size| size >= 256 * 1024));
+        }
+        let file = tempfile::tempfile().unwrap();
+        assert_eq!(grow(&file, 256 * 1024), None);
+    }
+
+    #[test]
+    fn sees_the_reader_go() {
+        let (reader, writer) = std::io::pipe().unwrap();
+        let writer = File::from(std::os::fd::OwnedFd::from(writer));
+        assert!(!reader_gone(&writer));
+        drop(reader);
+        assert!(reader_gone(&writer));
+        assert!(!reader_gone(&tempfile::tempfile().unwrap()));
+    }
+}
