@@ -60,7 +60,10 @@ fn remote_layers_use_only_the_layers_below() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let allowed: [(&str, &[&str]); 2] = [
         ("src/remote/protocol", &["protocol"]),
-        ("src/remote/net", &["protocol", "net", "error", "ClientConfig"]),
+        (
+            "src/remote/net",
+            &["protocol", "net", "error", "ClientConfig"],
+        ),
     ];
     for (dir, may_use) in allowed {
         let mut files = Vec::new();
