@@ -218,6 +218,7 @@ struct Case<'a, S> {
     /// The state the command leads to without faults.
     after: &'a S,
     run: &'a Run,
+    fault: Fault,
     /// Names the run in failure messages.
     label: String,
 }
@@ -263,6 +264,7 @@ fn matrix<S: std::fmt::Debug + PartialEq>(
                     before: &before,
                     after: &after,
                     run: &faulted,
+                    fault,
                     label,
                 };
                 check(&k, &case);
@@ -353,10 +355,11 @@ fn next_producer_appends(k: &Kafkit, topic: &str, state: &[Vec<String>], label: 
     );
 }
 
-/// The producer scenarios' check: acknowledged records intact, a prefix of the new input per
-/// partition (all of it after exit 0), any fault makes the producer fail, and the log takes
-/// the next producer.
-fn check_produce(k: &Kafkit, topic: &str, case: &Case<Vec<Vec<String>>>) {
+/// The producer scenarios' check: the producer failed; the log holds exactly `expected`,
+/// which each scenario derives from where the fault hit: the appends that completed before it,
+/// nothing of the failed one (it is undone, and not tried again after a failed write or fsync)
+/// and nothing after it; then the log takes the next producer.
+fn check_produce(k: &Kafkit, topic: &str, case: &Case<Vec<Vec<String>>>, expected: &[Vec<String>]) {
     let label = &case.label;
     assert!(
         !case.run.ok(),
@@ -364,16 +367,18 @@ fn check_produce(k: &Kafkit, topic: &str, case: &Case<Vec<Vec<String>>>) {
     );
     let now = log_state(k, topic);
     for (p, records) in now.iter().enumerate() {
-        let (before, after) = (&case.before[p], &case.after[p]);
         assert!(
-            records.starts_with(before),
-            "{label}: partition {p} lost acknowledged records: {records:?}, expected {before:?} first"
-        );
-        assert!(
-            after.starts_with(records),
-            "{label}: partition {p} holds {records:?}, not a prefix of {after:?}"
+            records.starts_with(&case.before[p]),
+            "{label}: partition {p} lost acknowledged records: {records:?}, expected {:?} first",
+            case.before[p]
         );
     }
+    assert_eq!(
+        now,
+        expected,
+        "{label}: the log is not what the appends before the fault left\nstderr: {}",
+        text(&case.run.out.stderr)
+    );
     next_producer_appends(k, topic, &now, label);
 }
 
@@ -416,7 +421,18 @@ fn producer_flush_to_three_partitions() {
             run_under(k, fault, P, &args, &keyed_lines("new", 30))
         },
         |k| log_state(k, "t"),
-        |k, case| check_produce(k, "t", case),
+        |k, case| {
+            // Each partition is one pwrite and one fdatasync, in partition order: call N
+            // fails partition N-1's append, after partitions 0..N-1 were written.
+            let failed = case.fault.at as usize - 1;
+            let expected: Vec<Vec<String>> = (0..3)
+                .map(|p| {
+                    let state = if p < failed { case.after } else { case.before };
+                    state[p].clone()
+                })
+                .collect();
+            check_produce(k, "t", case, &expected);
+        },
     );
 }
 
@@ -434,7 +450,11 @@ fn producer_sync_per_line() {
             run_under(k, fault, P, &["--topic", "t", "--sync"], input.as_bytes())
         },
         |k| log_state(k, "t"),
-        |k, case| check_produce(k, "t", case),
+        |k, case| {
+            // Line N is the Nth pwrite and the Nth fdatasync: the lines before it stay.
+            let kept = case.before[0].len() + case.fault.at as usize - 1;
+            check_produce(k, "t", case, &[case.after[0][..kept].to_vec()]);
+        },
     );
 }
 
@@ -466,7 +486,8 @@ fn producer_across_segment_rolls() {
             run_under(k, fault, P, &args, input.as_bytes())
         },
         |k| log_state(k, "t"),
-        |k, case| check_produce(k, "t", case),
+        // The input is one append: whatever fails, all of it is undone.
+        |k, case| check_produce(k, "t", case, case.before),
     );
 }
 

@@ -1,5 +1,6 @@
 //! The embedded log's end of the producer: finished batches wait per partition and are
-//! written at a flush, one write and one fdatasync per partition.
+//! written at a flush, one write and one fdatasync per partition. After a failed append the
+//! writer writes nothing more (see [`LocalWriter::flush`]).
 
 use kafka_protocol::ResponseError;
 
@@ -17,6 +18,8 @@ pub struct LocalWriter {
     /// Finished batches per partition, waiting for the next flush.
     pending: Vec<Vec<u8>>,
     pending_bytes: usize,
+    /// Why an append failed, once one has: no later flush writes anything.
+    failed: Option<String>,
 }
 
 impl LocalWriter {
@@ -28,6 +31,7 @@ impl LocalWriter {
             meta: None,
             pending: Vec::new(),
             pending_bytes: 0,
+            failed: None,
         }
     }
 
@@ -81,7 +85,19 @@ impl LocalWriter {
     }
 
     /// Writes every queued batch: one write and one fdatasync per partition.
+    ///
+    /// A failed append (a write or an fdatasync) fails this writer for good: once an fsync
+    /// has failed, what the kernel holds for the file says nothing about the disk (the
+    /// "fsyncgate" lesson), so nothing is tried again in this process and every later flush
+    /// fails too. The failed append was undone; the next process checks the tail afresh.
     pub fn flush(&mut self) -> Result<()> {
+        if let Some(why) = &self.failed {
+            return Err(LocalError::Invalid(format!(
+                "nothing more is written to topic '{}' after a failed write ({why})",
+                self.topic
+            ))
+            .into());
+        }
         let Some(meta) = &self.meta else {
             return Ok(());
         };
@@ -105,9 +121,12 @@ impl LocalWriter {
                 continue;
             }
             let log = self.dir.partition(&meta.name, p as u32)?;
-            log.append(batches, &config).map_err(|e| {
-                ClientError::from(e).context(format!("cannot write to partition {}-{p}", meta.name))
-            })?;
+            if let Err(e) = log.append(batches, &config) {
+                let e = ClientError::from(e)
+                    .context(format!("cannot write to partition {}-{p}", meta.name));
+                self.failed = Some(e.to_string());
+                return Err(e);
+            }
             batches.clear();
         }
         self.pending_bytes = 0;
