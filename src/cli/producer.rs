@@ -452,16 +452,20 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
                 // One timestamp per chunk: records read together share a millisecond anyway.
                 let now = now_ms();
                 let lines_before = lines.number;
+                let mut flush_failed = false;
                 let result = lines.feed(&chunk, eof, |number, line| {
                     send_line(&mut sink, input, &reader, line, number, now)?;
                     if settings.sync {
-                        sink.flush()?;
+                        sink.flush().inspect_err(|_| flush_failed = true)?;
                     }
                     Ok(())
                 });
-                if let Err(e) = result {
+                match result {
+                    // A failed write is not tried again (see `LocalWriter::flush`).
+                    Err(e) if flush_failed => return Err(e.into()),
                     // Records read before the bad line are still delivered, as Kafka's are.
-                    return Err(stop_with(sink, e));
+                    Err(e) => return Err(stop_with(sink, e)),
+                    Ok(()) => {}
                 }
                 progress.add(lines.number - lines_before, chunk.len() as u64);
                 let _ = recycle.try_send(chunk);

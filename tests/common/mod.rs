@@ -65,6 +65,13 @@ impl Kafkit {
         }
     }
 
+    /// A log dir under `parent` (a tmpfs, say, for tests that fsync a lot).
+    pub fn new_in(parent: &Path) -> Self {
+        Kafkit {
+            dir: tempfile::tempdir_in(parent).expect("temp dir"),
+        }
+    }
+
     pub fn log_dir(&self) -> &Path {
         self.dir.path()
     }
