@@ -172,3 +172,106 @@ fn concurrent_producers_and_consumers_lose_and_duplicate_nothing() {
         assert_eq!(seen.len(), PRODUCERS * LINES, "{topic}: no duplicates");
     }
 }
+
+/// The bytes of partition 0's first segment of `topic`.
+fn segment(k: &Kafkit, topic: &str) -> std::path::PathBuf {
+    k.path(&format!("{topic}-0/00000000000000000000.log"))
+}
+
+/// Damage to acknowledged data is an error naming the file and byte, for the writer and the
+/// reader alike, and nothing is changed; only a tail above the recovery point (an append that
+/// was never acknowledged) is cut back, with a warning (issue 11, item 5).
+#[test]
+fn damage_below_the_recovery_point_is_an_error_and_a_torn_tail_is_cut_with_a_warning() {
+    let k = Kafkit::new();
+    k.produce("acked", &["--batch-size", "1"], b"one\ntwo\nthree\n");
+    let path = segment(&k, "acked");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let len = bytes.len();
+    // One flipped byte in the last record of the last, acknowledged batch.
+    bytes[len - 2] ^= 0x40;
+    std::fs::write(&path, &bytes).unwrap();
+    let err = k.fails(P, &["--topic", "acked"], Some(b"four\n"), 1);
+    assert!(
+        err.contains("00000000000000000000.log") && err.contains("recovery point"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        bytes,
+        "nothing was cut or written"
+    );
+    let args = [
+        "--topic",
+        "acked",
+        "--from-beginning",
+        "--timeout-ms",
+        "300",
+    ];
+    let out = k.run(C, &args, None);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("recovery point"));
+
+    // A torn tail: half a batch appended after the acknowledged ones, as a killed producer
+    // leaves it. The next producer cuts it, says so, and appends.
+    k.produce("torn", &[], b"a\nb\n");
+    let path = segment(&k, "torn");
+    let acked = std::fs::read(&path).unwrap();
+    let mut torn = acked.clone();
+    torn.extend_from_slice(&acked[..acked.len() / 2]);
+    std::fs::write(&path, &torn).unwrap();
+    let out = k.run(P, &["--topic", "torn"], Some(b"c\n"));
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("WARN: Cut the torn tail of "),
+        "{stderr}"
+    );
+    assert_eq!(all_records(&k, "torn"), ["a", "b", "c"]);
+}
+
+/// A segment missing from the middle of a partition is an error for the reader, not a silent
+/// jump past its records; a partition directory of another topic is refused (issue 11, item 5).
+#[test]
+fn a_missing_segment_and_a_foreign_partition_directory_are_errors() {
+    let k = Kafkit::new();
+    let create = [
+        "--create",
+        "--topic",
+        "gap",
+        "--config",
+        "internal.segment.bytes=300",
+    ];
+    k.ok("kafka-topics", &create, None);
+    let input: String = (0..60).map(|i| format!("record-{i:02}\n")).collect();
+    k.produce("gap", &["--batch-size", "60"], input.as_bytes());
+    let mut logs: Vec<_> = std::fs::read_dir(k.path("gap-0"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    logs.sort();
+    assert!(logs.len() >= 3, "{logs:?}");
+    std::fs::remove_file(&logs[1]).unwrap();
+    let args = ["--topic", "gap", "--from-beginning", "--timeout-ms", "300"];
+    let out = k.run(C, &args, None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("are missing"), "{stderr}");
+
+    k.produce("owned", &[], b"x\n");
+    let metadata = k.path("owned-0/partition.metadata");
+    std::fs::write(&metadata, "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ\n").unwrap();
+    let err = k.fails(P, &["--topic", "owned"], Some(b"y\n"), 1);
+    assert!(err.contains("belongs to another topic"), "{err}");
+    let args = [
+        "--topic",
+        "owned",
+        "--from-beginning",
+        "--timeout-ms",
+        "300",
+    ];
+    let out = k.run(C, &args, None);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("belongs to another topic"));
+}

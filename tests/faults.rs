@@ -71,6 +71,15 @@ enum Call {
 
 const CALLS: [Call; 3] = [Call::Sync, Call::Write, Call::Rename];
 
+/// How many calls of a kind one small append to one partition makes: the data's pwrite and
+/// fdatasync, and the write and rename of the partition's recovery point after them.
+fn calls_per_append(call: Call) -> usize {
+    match call {
+        Call::Write => 2,
+        Call::Sync | Call::Rename => 1,
+    }
+}
+
 /// How the fault behaves: a transient error, or a disk that stays full.
 #[derive(Clone, Copy, Debug)]
 enum Mode {
@@ -422,9 +431,10 @@ fn producer_flush_to_three_partitions() {
         },
         |k| log_state(k, "t"),
         |k, case| {
-            // Each partition is one pwrite and one fdatasync, in partition order: call N
-            // fails partition N-1's append, after partitions 0..N-1 were written.
-            let failed = case.fault.at as usize - 1;
+            // Each partition's append is, in partition order, one pwrite and one fdatasync of
+            // the data, then one write and one rename of its recovery point: the Nth call of a
+            // kind fails the append of the partition that makes it.
+            let failed = (case.fault.at as usize - 1) / calls_per_append(case.fault.call);
             let expected: Vec<Vec<String>> = (0..3)
                 .map(|p| {
                     let state = if p < failed { case.after } else { case.before };
@@ -451,8 +461,10 @@ fn producer_sync_per_line() {
         },
         |k| log_state(k, "t"),
         |k, case| {
-            // Line N is the Nth pwrite and the Nth fdatasync: the lines before it stay.
-            let kept = case.before[0].len() + case.fault.at as usize - 1;
+            // Each line is one append (see calls_per_append): the lines before the failed one
+            // stay.
+            let failed = (case.fault.at as usize - 1) / calls_per_append(case.fault.call);
+            let kept = case.before[0].len() + failed;
             check_produce(k, "t", case, &[case.after[0][..kept].to_vec()]);
         },
     );

@@ -237,7 +237,11 @@ pub fn run_tool(
         println!("{KAFKA_VERSION} (kafkit {})", env!("CARGO_PKG_VERSION"));
         return ExitCode::SUCCESS;
     }
-    match run(&matches) {
+    let result = run(&matches);
+    for warning in crate::client::drain_warnings() {
+        eprintln!("WARN: {warning}");
+    }
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::Usage(msg)) => {
             eprintln!("{msg} (see {name} --help)");

@@ -62,6 +62,12 @@ enum Backend {
     Remote(Box<Cluster>),
 }
 
+/// The warnings the backends raised since the last call (the embedded log cutting back a torn
+/// tail), oldest first, for the tool to print.
+pub fn drain_warnings() -> Vec<String> {
+    crate::local::warnings::drain()
+}
+
 /// The log directory to use when no `--log-dir` was given: `$KAFKIT_LOG_DIR`, else
 /// `$XDG_DATA_HOME/kafkit`, else `~/.local/share/kafkit`.
 pub fn default_log_dir() -> Option<PathBuf> {

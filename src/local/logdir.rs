@@ -361,9 +361,33 @@ impl LogDir {
         self.root.join(format!("{topic}-{partition}"))
     }
 
-    /// Opens one partition's log.
+    /// Opens one partition's log, after checking that its directory belongs to the topic (its
+    /// `partition.metadata` names the topic's id): a directory left by another topic of the
+    /// same name, or copied in from elsewhere, is refused rather than served.
     pub fn partition(&self, topic: &str, partition: u32) -> Result<PartitionLog> {
-        PartitionLog::open(&self.partition_dir(topic, partition))
+        let dir = self.partition_dir(topic, partition);
+        let log = PartitionLog::open(&dir)?;
+        let path = dir.join("partition.metadata");
+        let owner = match fs::read_to_string(&path) {
+            // Kafka's format: `version: 0` and `topic_id: <id>` lines.
+            Ok(text) => text
+                .lines()
+                .find_map(|l| l.strip_prefix("topic_id:"))
+                .map(str::to_string),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(LocalError::io(format!("cannot read {}", path.display()), e)),
+        };
+        if let (Some(owner), Some(meta)) = (owner, self.topic(topic)?)
+            && owner.trim() != meta.id
+        {
+            return Err(LocalError::Invalid(format!(
+                "{} names topic id {}, but topic '{topic}' has id {}: the directory belongs to another topic; move it away, or restore the topic's own",
+                path.display(),
+                owner.trim(),
+                meta.id
+            )));
+        }
+        Ok(log)
     }
 
     /// Creates a topic. Configs must already be validated; names are validated here.
@@ -421,8 +445,9 @@ impl LogDir {
         // minutes).
         let root = fs::File::open(&self.root)
             .context(|| format!("cannot open {}", self.root.display()))?;
-        rustix::fs::syncfs(&root)
-            .map_err(|e| LocalError::io(format!("cannot sync {}", self.root.display()), e.into()))?;
+        rustix::fs::syncfs(&root).map_err(|e| {
+            LocalError::io(format!("cannot sync {}", self.root.display()), e.into())
+        })?;
         sync_dir(&self.root)
     }
 

@@ -18,6 +18,7 @@ pub mod logdir;
 pub mod partition;
 pub mod producer;
 pub mod segment;
+pub mod warnings;
 pub mod write_behind;
 
 pub use error::{LocalError, Result};

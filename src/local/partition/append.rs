@@ -3,6 +3,7 @@
 //! segment touched, rolling segments as needed; a failed append is undone.
 
 use super::active::Active;
+use super::checkpoint::write_recovery_point;
 use super::{AppendResult, PartitionConfig, PartitionLog, now_ms, open_rw};
 use crate::local::error::{IoContext, LocalError, Result};
 use crate::local::lock::LockMode;
@@ -56,7 +57,13 @@ impl PartitionLog {
             timeindex_len: active.timeindex_len,
         };
         let mut created = Vec::new();
-        if let Err(e) = self.write_batches(&mut active, batches, &spans, config, &mut created) {
+        // The recovery point moves only once the data is fdatasync'ed (by write_batches); if it
+        // cannot be recorded, the append is undone like a failed write, so that what the
+        // producer reports and what the log holds agree.
+        let written = self
+            .write_batches(&mut active, batches, &spans, config, &mut created)
+            .and_then(|()| write_recovery_point(&self.dir, active.next_offset));
+        if let Err(e) = written {
             drop(active);
             return Err(match self.undo(&undo, &created) {
                 Ok(()) => e,

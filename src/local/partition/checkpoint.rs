@@ -1,12 +1,16 @@
-//! The `log-start-offset` checkpoint: the first offset still held after retention, written
-//! atomically and durably, read by snapshots and by retention.
+//! The partition's checkpoints, one offset each:
+//! - `log-start-offset`: the first offset still held after retention, written atomically and
+//!   durably, read by snapshots and by retention;
+//! - `recovery-point`: the offset below which every batch was fdatasync'ed and acknowledged,
+//!   as Kafka's recovery point. Damage below it is damage to acknowledged data (an error);
+//!   damage at or above it is the torn tail of an interrupted append (cut back).
 
 use std::fs::File;
 use std::io::{self, ErrorKind};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::LOG_START_FILE;
+use super::{LOG_START_FILE, RECOVERY_POINT_FILE};
 use crate::local::error::{IoContext, LocalError, Result};
 use crate::local::segment::sync_dir;
 
@@ -40,4 +44,27 @@ pub(super) fn write_log_start(dir: &Path, offset: i64) -> Result<()> {
     };
     write().context(|| format!("cannot write {}", path.display()))?;
     sync_dir(dir)
+}
+
+/// Reads the recovery point; 0 (nothing known to be durable: every bad tail is treated as
+/// torn, as before there was one) when it is missing or unreadable.
+pub(super) fn read_recovery_point(dir: &Path) -> i64 {
+    let text = std::fs::read_to_string(dir.join(RECOVERY_POINT_FILE)).unwrap_or_default();
+    let mut lines = text.lines();
+    match (lines.next(), lines.next().map(str::parse::<i64>)) {
+        (Some("0"), Some(Ok(offset))) if offset >= 0 => offset,
+        _ => 0,
+    }
+}
+
+/// Records that everything below `offset` is durable. Called only after the fdatasync of the
+/// data it covers, so it never claims more than the disk holds. The file itself is replaced
+/// atomically but not fsynced: after a crash it may be older than the data (a harmless,
+/// lower claim), never newer.
+pub(super) fn write_recovery_point(dir: &Path, offset: i64) -> Result<()> {
+    let path = dir.join(RECOVERY_POINT_FILE);
+    let tmp = dir.join(format!("{RECOVERY_POINT_FILE}.tmp"));
+    std::fs::write(&tmp, format!("0\n{offset}\n"))
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .context(|| format!("cannot write {}", path.display()))
 }

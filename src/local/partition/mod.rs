@@ -63,6 +63,8 @@ use super::segment::{LOG_SUFFIX, create_segment_files, list_segments, segment_pa
 pub const LOCK_FILE: &str = ".lock";
 /// The log start offset checkpoint.
 pub const LOG_START_FILE: &str = "log-start-offset";
+/// The recovery-point checkpoint's file name (see `checkpoint`).
+pub const RECOVERY_POINT_FILE: &str = "recovery-point";
 
 /// Settings that come from the topic's configs (Kafka's names, Kafka's defaults).
 #[derive(Clone, Debug)]

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::ErrorKind;
 use std::os::unix::fs::FileExt;
 
-use super::checkpoint::read_log_start;
+use super::checkpoint::{read_log_start, read_recovery_point};
 use super::hints::{reader_last_entry, reader_position_for, time_entry_checks_out};
 use super::{PartitionLog, SegmentInfo, Snapshot, corrupt, file_len, open_optional};
 use crate::local::error::{IoContext, LocalError, Result};
@@ -87,15 +87,28 @@ impl PartitionLog {
                 None if start > 0 => continue,
                 None => base,
             };
-            if let Some((position, reason)) = bad
-                && let Some(good) =
+            if let Some((position, reason)) = bad {
+                if let Some(good) =
                     find_valid_batch_after(&log, &path, base, position + 1, len, next)?
-            {
-                return Err(corrupt(
-                    &path,
-                    position,
-                    format!("{reason}; a valid batch follows at byte {good}"),
-                ));
+                {
+                    return Err(corrupt(
+                        &path,
+                        position,
+                        format!("{reason}; a valid batch follows at byte {good}"),
+                    ));
+                }
+                // Below the recovery point it is acknowledged data that was damaged, not a
+                // writer's torn tail: never served as if the log ended there.
+                let recovery_point = read_recovery_point(&self.dir);
+                if next < recovery_point {
+                    return Err(corrupt(
+                        &path,
+                        position,
+                        format!(
+                            "{reason}; the batch at offset {next} lies below the recovery point {recovery_point}, so it was acknowledged and has been damaged since"
+                        ),
+                    ));
+                }
             }
             return Ok((scanner.position(), next, log));
         }
@@ -157,8 +170,24 @@ impl PartitionLog {
             .partition_point(|s| s.base_offset <= offset)
             .saturating_sub(1);
         let chunk = max_bytes.clamp(64 * 1024, SCAN_CHUNK);
+        // Where the previous segment ended: the next segment must start exactly there.
+        let mut expected: Option<(i64, std::path::PathBuf)> = None;
         for (k, seg) in segs[first..].iter().enumerate() {
             let path = segment_path(&self.dir, seg.base_offset, LOG_SUFFIX);
+            if let Some((next, previous)) = expected.take()
+                && seg.base_offset > next
+            {
+                return Err(corrupt(
+                    &path,
+                    0,
+                    format!(
+                        "offsets {next} to {} are missing: {} ends before offset {next} and this segment starts at {}; a segment file was removed or lost",
+                        seg.base_offset - 1,
+                        previous.display(),
+                        seg.base_offset
+                    ),
+                ));
+            }
             let log = match File::open(&path) {
                 Ok(f) => f,
                 Err(e) if e.kind() == ErrorKind::NotFound => {
@@ -208,6 +237,7 @@ impl PartitionLog {
                     }
                 }
             };
+            expected = scanner.next_offset().map(|next| (next, path.clone()));
             *scratch = scanner.into_buffer();
             if full {
                 return Ok(());

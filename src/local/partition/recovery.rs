@@ -8,6 +8,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::active::Active;
+use super::checkpoint::read_recovery_point;
 use super::hints::{entry_points_at_batch, time_entry_checks_out};
 use super::{PartitionConfig, corrupt, file_len, open_optional, open_rw, system_time_ms};
 use crate::local::error::{IoContext, Result};
@@ -18,6 +19,7 @@ use crate::local::segment::{
     INDEX_SUFFIX, LOG_SUFFIX, SCAN_CHUNK, Scanner, Step, TIMEINDEX_SUFFIX, find_valid_batch_after,
     segment_path,
 };
+use crate::local::warnings;
 use crate::record::{BATCH_OVERHEAD, BatchHeader};
 
 /// Replaces an index file with `bytes` (tmp + rename, so a concurrent reader sees the old or the
@@ -38,8 +40,13 @@ fn replace_index(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
     write().context(|| format!("cannot rebuild index {}", path.display()))
 }
 
-/// How a bad batch found by a writer is handled.
+/// How a bad batch found by a writer is handled. Damage followed by valid data, or below the
+/// recovery point (data acknowledged as durable), is an error naming the file and byte, and
+/// nothing is changed. Otherwise it is the torn tail of an interrupted append: it is cut off,
+/// durably, with a warning.
+#[allow(clippy::too_many_arguments)]
 fn cut_torn_tail(
+    dir: &Path,
     log: &File,
     path: &Path,
     base: i64,
@@ -56,11 +63,28 @@ fn cut_torn_tail(
             format!("{reason}; a valid batch follows at byte {good}"),
         ));
     }
+    let recovery_point = read_recovery_point(dir);
+    if next_offset < recovery_point {
+        return Err(corrupt(
+            path,
+            bad_at,
+            format!(
+                "{reason}; the batch at offset {next_offset} lies below the recovery point \
+                 {recovery_point}, so it was written, fsynced and acknowledged, and has been \
+                 damaged since"
+            ),
+        ));
+    }
     // Nothing good follows: the tail of an interrupted append. Cut it and make the cut durable
     // before anything is written after it.
     log.set_len(bad_at)
         .and_then(|()| log.sync_data())
-        .context(|| format!("cannot truncate the torn tail of {}", path.display()))
+        .context(|| format!("cannot truncate the torn tail of {}", path.display()))?;
+    warnings::push(format!(
+        "Cut the torn tail of {} at byte {bad_at} (offset {next_offset}: {reason}), left by an append that was interrupted before it was acknowledged.",
+        path.display()
+    ));
+    Ok(())
 }
 
 impl Active {
@@ -140,7 +164,7 @@ impl Active {
             return Ok(None);
         };
         if let Some((position, reason)) = bad {
-            cut_torn_tail(log, log_path, base, position, reason, len, next)?;
+            cut_torn_tail(dir, log, log_path, base, position, reason, len, next)?;
         }
         // A time entry past the end is stale (its batch was cut off or never became durable).
         if let Some(t) = last_time
@@ -187,7 +211,7 @@ impl Active {
                     format!("{reason}; later segments hold valid data"),
                 ));
             }
-            cut_torn_tail(&log, &log_path, base, position, reason, len, next)?;
+            cut_torn_tail(dir, &log, &log_path, base, position, reason, len, next)?;
         }
         if closed {
             tracker.maybe_time_entry();
