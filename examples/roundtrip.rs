@@ -70,26 +70,38 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     producer.close()?;
 
-    // Offsets: the log ends add up to what was sent; a fourth partition does not exist.
-    let partitions: Vec<(String, u32)> = (0..4).map(|p| (topic.clone(), p)).collect();
-    let ends = admin.list_offsets(&partitions, OffsetSpec::Latest)?;
-    let starts = admin.list_offsets(&partitions[..3], OffsetSpec::Earliest)?;
-    let sent: i64 = partitions[..3]
-        .iter()
-        .map(|tp| ends[tp].as_ref().map_or(0, |end| end.unwrap_or(0)))
-        .sum();
-    if sent != RECORDS as i64 || starts.values().any(|s| !matches!(s, Ok(Some(0)))) {
-        return Err(
-            format!("log offsets {starts:?} to {ends:?} do not hold {RECORDS} records").into(),
-        );
-    }
-    if ends[&partitions[3]].is_ok() {
-        return Err("partition 3 should not exist".into());
-    }
+    check_offsets(&mut admin, &topic)?;
 
-    // Consume from the beginning until every partition reaches the end it had at the start.
-    let mut consumer = Client::open(&options)?.into_consumer(ConsumerConfig {
-        subscription: Subscription::Topic(topic.clone()),
+    let by_partition = read_back(&options, &topic)?;
+
+    let total: usize = by_partition.values().map(Vec::len).sum();
+    if total != RECORDS {
+        return Err(format!("read {total} records back, expected {RECORDS}").into());
+    }
+    for (partition, values) in &by_partition {
+        if !values.windows(2).all(|w| w[0] < w[1]) {
+            return Err(format!("partition {partition} is out of order").into());
+        }
+    }
+    let counts: Vec<String> = by_partition
+        .iter()
+        .map(|(p, v)| format!("{p}: {}", v.len()))
+        .collect();
+    println!(
+        "{RECORDS} records through topic {topic} and back, in order per partition ({})",
+        counts.join(", ")
+    );
+    Ok(())
+}
+
+/// Consumes `topic` from the beginning until every partition reaches the end it had at the
+/// start; the values' numbers by partition, in the order read.
+fn read_back(
+    options: &ConnectOptions,
+    topic: &str,
+) -> Result<BTreeMap<i32, Vec<usize>>, Box<dyn std::error::Error>> {
+    let mut consumer = Client::open(options)?.into_consumer(ConsumerConfig {
+        subscription: Subscription::Topic(topic.to_string()),
         reset: OffsetReset::Earliest,
         isolation: Isolation::ReadUncommitted,
         from_time: None,
@@ -126,24 +138,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     consumer.close()?;
+    Ok(by_partition)
+}
 
-    let total: usize = by_partition.values().map(Vec::len).sum();
-    if total != RECORDS {
-        return Err(format!("read {total} records back, expected {RECORDS}").into());
-    }
-    for (partition, values) in &by_partition {
-        if !values.windows(2).all(|w| w[0] < w[1]) {
-            return Err(format!("partition {partition} is out of order").into());
-        }
-    }
-    let counts: Vec<String> = by_partition
+/// The partitions' log offsets account for every record sent: the ends add up to
+/// [`RECORDS`], every start is 0, and a fourth partition does not exist.
+fn check_offsets(admin: &mut Client, topic: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let partitions: Vec<(String, u32)> = (0..4).map(|p| (topic.to_string(), p)).collect();
+    let ends = admin.list_offsets(&partitions, OffsetSpec::Latest)?;
+    let starts = admin.list_offsets(&partitions[..3], OffsetSpec::Earliest)?;
+    let sent: i64 = partitions[..3]
         .iter()
-        .map(|(p, v)| format!("{p}: {}", v.len()))
-        .collect();
-    println!(
-        "{RECORDS} records through topic {topic} and back, in order per partition ({})",
-        counts.join(", ")
-    );
+        .map(|tp| ends[tp].as_ref().map_or(0, |end| end.unwrap_or(0)))
+        .sum();
+    if sent != RECORDS as i64 || starts.values().any(|s| !matches!(s, Ok(Some(0)))) {
+        return Err(
+            format!("log offsets {starts:?} to {ends:?} do not hold {RECORDS} records").into(),
+        );
+    }
+    if ends[&partitions[3]].is_ok() {
+        return Err("partition 3 should not exist".into());
+    }
     Ok(())
 }
 

@@ -302,9 +302,7 @@ fn options(m: &ArgMatches) -> Result<(Options, Properties), CliError> {
                 until_end,
                 until_time,
                 group,
-                allow_auto_create_topics: !command
-                    .get("allow.auto.create.topics")
-                    .is_some_and(|v| v.trim().eq_ignore_ascii_case("false")),
+                allow_auto_create_topics: !is_false(command.get("allow.auto.create.topics")),
             },
             max_messages,
             timeout,
@@ -653,6 +651,11 @@ fn subscription(m: &ArgMatches, from_beginning: bool) -> Result<Subscription, Cl
         }
         (None, None, _) => unreachable!("checked above"),
     })
+}
+
+/// Whether a boolean property is set to false (checked to be true or false beforehand).
+fn is_false(value: Option<&String>) -> bool {
+    value.is_some_and(|v| v.trim().eq_ignore_ascii_case("false"))
 }
 
 /// The formatter and its properties (`--formatter`, `--formatter-property`,

@@ -367,6 +367,29 @@ impl Consumer {
 
     /// Re-reads topic metadata: the subscription's topics and partition counts; without a
     /// group, assigns new topics and partitions. Warns once about a missing topic.
+    /// The partition counts of the subscribed topics that exist (every topic for a pattern).
+    /// A named topic is created only before it was first seen, as Java's consumer has it
+    /// created on subscribing; one deleted while we read it is waited for instead, so that its
+    /// next incarnation is read from its start.
+    fn existing_topics(&mut self, names: &[String]) -> Result<BTreeMap<String, u32>> {
+        if matches!(self.config.subscription, Subscription::Pattern(_)) {
+            return self.source.topics(None, false);
+        }
+        let (seen, new): (Vec<String>, Vec<String>) = names
+            .iter()
+            .cloned()
+            .partition(|name| self.subscription.contains_key(name));
+        let mut existing = BTreeMap::new();
+        if !seen.is_empty() {
+            existing = self.source.topics(Some(&seen), false)?;
+        }
+        if !new.is_empty() {
+            let auto_create = self.config.allow_auto_create_topics;
+            existing.extend(self.source.topics(Some(&new), auto_create)?);
+        }
+        Ok(existing)
+    }
+
     fn refresh(&mut self, warnings: &mut Vec<String>) -> Result<()> {
         let wanted: Vec<(String, Option<u32>, Option<Start>)> = match &self.config.subscription {
             Subscription::Topic(t) => vec![(t.clone(), None, None)],
@@ -377,27 +400,8 @@ impl Consumer {
             } => vec![(topic.clone(), Some(*partition), Some(*start))],
             Subscription::Pattern(_) => Vec::new(),
         };
-        let existing = match &self.config.subscription {
-            Subscription::Pattern(_) => self.source.topics(None, false)?,
-            _ => {
-                // A topic is created only before it was first seen, as Java's consumer has it
-                // created on subscribing; one deleted while we read it is waited for instead,
-                // so that its next incarnation is read from its start.
-                let (seen, new): (Vec<String>, Vec<String>) = wanted
-                    .iter()
-                    .map(|w| w.0.clone())
-                    .partition(|name| self.subscription.contains_key(name));
-                let mut existing = BTreeMap::new();
-                if !seen.is_empty() {
-                    existing = self.source.topics(Some(&seen), false)?;
-                }
-                if !new.is_empty() {
-                    let auto_create = self.config.allow_auto_create_topics;
-                    existing.extend(self.source.topics(Some(&new), auto_create)?);
-                }
-                existing
-            }
-        };
+        let names: Vec<String> = wanted.iter().map(|w| w.0.clone()).collect();
+        let existing = self.existing_topics(&names)?;
         let pattern = match &self.config.subscription {
             Subscription::Pattern(re) => Some(re.clone()),
             _ => None,

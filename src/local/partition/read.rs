@@ -17,6 +17,23 @@ use crate::local::segment::{
 };
 use crate::record::for_each_record;
 
+/// Offsets run on from one segment to the next: a later segment that starts past where the
+/// previous one ended means a segment is missing, whose records must not be skipped silently.
+fn no_gap(previous: &std::path::Path, next: i64, path: &std::path::Path, base: i64) -> Result<()> {
+    if base <= next {
+        return Ok(());
+    }
+    Err(corrupt(
+        path,
+        0,
+        format!(
+            "offsets {next} to {} are missing: {} ends before offset {next} and this segment starts at {base}; a segment file was removed or lost",
+            base - 1,
+            previous.display(),
+        ),
+    ))
+}
+
 impl PartitionLog {
     /// Records the readable extent under a brief shared lock: the log start offset, the log end
     /// (after the last complete, CRC-valid batch of the active segment) and each segment's valid
@@ -174,19 +191,8 @@ impl PartitionLog {
         let mut expected: Option<(i64, std::path::PathBuf)> = None;
         for (k, seg) in segs[first..].iter().enumerate() {
             let path = segment_path(&self.dir, seg.base_offset, LOG_SUFFIX);
-            if let Some((next, previous)) = expected.take()
-                && seg.base_offset > next
-            {
-                return Err(corrupt(
-                    &path,
-                    0,
-                    format!(
-                        "offsets {next} to {} are missing: {} ends before offset {next} and this segment starts at {}; a segment file was removed or lost",
-                        seg.base_offset - 1,
-                        previous.display(),
-                        seg.base_offset
-                    ),
-                ));
+            if let Some((next, previous)) = expected.take() {
+                no_gap(&previous, next, &path, seg.base_offset)?;
             }
             let log = match File::open(&path) {
                 Ok(f) => f,
