@@ -221,7 +221,15 @@ fn put_segment(dir: &Path, bytes: &[u8]) {
 }
 
 /// Recovery after a torn tail: snapshot excludes it, the next append cuts it and continues.
+/// A torn tail is what an append killed before it was acknowledged leaves, so the recovery
+/// point (moved only after an append's fdatasync) is still at the good prefix's end; damage
+/// below it is an error instead (see `tests/durability.rs`).
 fn check_recovers(dir: &Path, log: &PartitionLog, good: &[u8], good_offsets: i64, what: &str) {
+    std::fs::write(
+        dir.join(kafkit::local::partition::RECOVERY_POINT_FILE),
+        format!("0\n{good_offsets}\n"),
+    )
+    .unwrap();
     let snap = log.snapshot().unwrap();
     assert_eq!(snap.log_end_offset, good_offsets, "{what}: snapshot end");
     assert_eq!(

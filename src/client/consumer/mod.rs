@@ -452,12 +452,16 @@ impl Consumer {
                 Some(p) => (p, p + 1),
                 None => (0, partitions),
             };
+            // A set, not a scan of the assignment per partition: that was quadratic, 10^8
+            // comparisons for a topic of 10,000 partitions.
+            let held: HashSet<u32> = self
+                .assigned
+                .iter()
+                .filter(|a| a.topic == topic)
+                .map(|a| a.partition)
+                .collect();
             for p in first..last {
-                if self
-                    .assigned
-                    .iter()
-                    .any(|a| a.topic == topic && a.partition == p)
-                {
+                if held.contains(&p) {
                     continue;
                 }
                 let opened = self.source.open(&topic, p, self.config.from_time)?;
