@@ -221,7 +221,7 @@ impl LogDir {
             let entry = entry.context(|| format!("cannot read {}", dir.display()))?;
             let file = entry.file_name();
             let Some(file) = file.to_str() else { continue };
-            if let Some(name) = topic_of_meta_file(&file) {
+            if let Some(name) = topic_of_meta_file(file) {
                 names.push(name.to_string());
             }
         }
