@@ -11,12 +11,17 @@
 //!   the kafka-protocol crate.
 //! - [`client`]: the client API the tools use, the same on the embedded log and a cluster.
 //! - [`cli`]: clap definitions, option validation and output of the four tools.
+//! - `fuzzing` (only with the `fuzzing` feature, hidden): entry points for the fuzz targets in
+//!   `fuzz/`, not part of the API.
 //!
 //! Dependency direction: `cli -> client -> {local, remote} -> {record, partitioner, assignor}`. Only `cli` prints.
 
 pub mod assignor;
 pub mod cli;
 pub mod client;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod local;
 pub mod partitioner;
 pub mod record;

@@ -8,6 +8,8 @@
 //! moves only when the caller reports how much of that output it delivered
 //! ([`Consumer::settle`]), so a commit never covers a record that did not reach its reader.
 
+#[cfg(feature = "fuzzing")]
+pub(crate) mod fuzz;
 mod source;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
