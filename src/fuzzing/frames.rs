@@ -32,7 +32,7 @@ use crate::remote::versions::{self, kip896_floor};
 /// kafkit does not send picks one of those it does by its position in the list; a version
 /// outside the range kafkit negotiates for the API picks one inside it. A first byte of 0xf0
 /// or more skips the frame: the rest are the record batches of one Fetch partition (see
-/// [`fetched`]), so the consumer's walk gets fuzzed without a whole response around it.
+/// `fetched` below), so the consumer's walk gets fuzzed without a whole response around it.
 pub fn response_frame(data: &[u8]) {
     let mut input = Input::new(data);
     let key = input.byte();

@@ -154,6 +154,14 @@ fn record_batch(batches: &[(String, Vec<u8>)]) {
     }
     let both = [at(&batches[0].1, 0), at(&batches[1].1, 44)].concat();
     seeds.put("two-batches", &[&[0], &both]);
+    // Offsets and timestamps at the edges of their range.
+    let mut edge = at(&batches[0].1, i64::MAX - 40);
+    edge[27..35].copy_from_slice(&(i64::MAX - 5).to_be_bytes());
+    set_crc(&mut edge);
+    seeds.put("edge-offsets", &[&[0], &edge]);
+    let mut fields = header_fields(&edge);
+    fields[2..10].copy_from_slice(&i64::MIN.to_be_bytes());
+    seeds.put("edge-compress", &[&[3, 0], &fields, plain]);
 }
 
 /// A response frame after its size prefix: header (correlation id 1), then the body.
@@ -282,6 +290,13 @@ fn response_frame(batches: &[(String, Vec<u8>)]) {
     walk.extend_from_slice(&[0, 1, 7]);
     walk.extend_from_slice(&44i64.to_be_bytes());
     seeds.put("fetched-read-committed", &[&walk, &records]);
+    // Batches at the end of the offset range, read from a position near it.
+    let edge = [at(&batches[0].1, i64::MAX - 45), abort_marker(i64::MAX - 1)].concat();
+    let mut walk = vec![0xf0];
+    walk.extend_from_slice(&(i64::MAX - 50).to_be_bytes());
+    walk.extend_from_slice(&[1; 9]);
+    walk.extend_from_slice(&[0, 0]);
+    seeds.put("fetched-edge-offsets", &[&walk, &edge]);
 
     let subscription = ConsumerProtocolSubscription::default()
         .with_topics(vec![StrBytes::from_static_str("t")])
