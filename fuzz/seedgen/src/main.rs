@@ -255,7 +255,13 @@ fn response_frame(batches: &[(String, Vec<u8>)]) {
         let f = frame(&versions, v).unwrap();
         seeds.put(&format!("api-versions-v{v}"), &[&[18, v as u8], &f]);
     }
+    fetch_seeds(&seeds, batches);
+    group_seeds(&seeds);
+}
 
+/// Fetch responses with plain, transactional, abort-marker and zstd batches, and the same
+/// batches for the target's fetched-records mode.
+fn fetch_seeds(seeds: &Seeds, batches: &[(String, Vec<u8>)]) {
     let records = [
         at(&batches[0].1, 0),
         transactional(&batches[1].1, 44),
@@ -297,7 +303,11 @@ fn response_frame(batches: &[(String, Vec<u8>)]) {
     walk.extend_from_slice(&[1; 9]);
     walk.extend_from_slice(&[0, 0]);
     seeds.put("fetched-edge-offsets", &[&walk, &edge]);
+}
 
+/// JoinGroup, SyncGroup and DescribeGroups responses carrying consumer-protocol bytes, at the
+/// oldest and newest consumer-protocol versions.
+fn group_seeds(seeds: &Seeds) {
     let subscription = ConsumerProtocolSubscription::default()
         .with_topics(vec![StrBytes::from_static_str("t")])
         .with_generation_id(3);
