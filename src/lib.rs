@@ -17,12 +17,17 @@
 //!   negotiation, producer, fetcher, group membership and admin calls, with message structs from
 //!   the kafka-protocol crate.
 //! - `assignor`: Kafka's range assignor, for consumer groups on either backend.
+//! - `fuzzing` (only with the `fuzzing` feature, hidden): entry points for the fuzz targets in
+//!   `fuzz/`, not part of the API.
 //!
 //! Dependency direction: `cli -> client -> {local, remote} -> {record, partitioner, assignor}`. Only `cli` prints.
 
 pub(crate) mod assignor;
 pub mod cli;
 pub mod client;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 #[doc(hidden)]
 pub mod local;
 pub mod partitioner;

@@ -102,7 +102,21 @@ fn unescape(s: &str) -> String {
             Some('f') => out.push('\x0c'),
             Some('u') => {
                 let hex: String = chars.by_ref().take(4).collect();
-                match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                let unit = u32::from_str_radix(&hex, 16).ok();
+                // Java writes a character beyond U+FFFF as two escapes, a UTF-16 surrogate pair.
+                if let Some(high @ 0xd800..=0xdbff) = unit {
+                    let mut ahead = chars.clone();
+                    if let (Some('\\'), Some('u')) = (ahead.next(), ahead.next()) {
+                        let low: String = ahead.by_ref().take(4).collect();
+                        if let Ok(low @ 0xdc00..=0xdfff) = u32::from_str_radix(&low, 16) {
+                            let c = 0x10000 + ((high - 0xd800) << 10) + (low - 0xdc00);
+                            out.extend(char::from_u32(c));
+                            chars = ahead;
+                            continue;
+                        }
+                    }
+                }
+                match unit.and_then(char::from_u32) {
                     Some(ch) => out.push(ch),
                     None => out.push_str(&hex),
                 }
@@ -147,5 +161,15 @@ mod tests {
         assert_eq!(p["empty"], "");
         assert_eq!(p["spaced.key"], "v  ");
         assert_eq!(p.len(), 8);
+    }
+
+    #[test]
+    fn characters_beyond_the_bmp_as_java_escapes_them() {
+        // Properties.store writes U+1F600 as a surrogate pair of escapes (found by fuzzing:
+        // each half was read on its own, as its hex digits).
+        let p = parse_java_properties("password=a\\uD83D\\uDE00b\nlone=\\uD83Dx\n");
+        assert_eq!(p["password"], "a\u{1F600}b");
+        // A high surrogate without its low half cannot be a Rust char: kept as its digits.
+        assert_eq!(p["lone"], "D83Dx");
     }
 }

@@ -27,6 +27,12 @@ pub(crate) const TIMEINDEX_SUFFIX: &str = ".timeindex";
 /// How much a scan reads per pread.
 pub(crate) const SCAN_CHUNK: usize = 1 << 20;
 
+/// The largest base offset a segment may have, and so the largest log end offset: a segment's
+/// offsets are its base plus an int32 relative offset (the indexes hold those), and every one
+/// of them must fit in an i64. Found by fuzzing: a segment file named near `i64::MAX` made
+/// base + relative offset overflow in the index checks.
+pub(crate) const MAX_BASE_OFFSET: i64 = i64::MAX - i32::MAX as i64 - 1;
+
 /// `<dir>/<20-digit base offset><suffix>`, Kafka's `LogFileUtils.filenamePrefixFromOffset`.
 pub(crate) fn segment_path(dir: &Path, base: i64, suffix: &str) -> PathBuf {
     dir.join(format!("{base:020}{suffix}"))
@@ -58,6 +64,12 @@ pub(crate) fn list_segments(dir: &Path) -> Result<Vec<i64>> {
                     dir.join(name).display()
                 ))
             })?;
+        if base > MAX_BASE_OFFSET {
+            return Err(LocalError::Invalid(format!(
+                "segment {} starts past offset {MAX_BASE_OFFSET}, the last a log can hold",
+                dir.join(name).display()
+            )));
+        }
         bases.push(base);
     }
     bases.sort_unstable();
@@ -406,4 +418,22 @@ pub(crate) fn find_valid_batch_after(
         q0 += starts as u64;
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_segment_past_the_last_base_offset_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for base in [0, MAX_BASE_OFFSET] {
+            File::create(segment_path(dir.path(), base, LOG_SUFFIX)).unwrap();
+        }
+        assert_eq!(list_segments(dir.path()).unwrap(), [0, MAX_BASE_OFFSET]);
+        // Its offsets could not all be named: base + relative offset overflows an i64.
+        File::create(segment_path(dir.path(), MAX_BASE_OFFSET + 1, LOG_SUFFIX)).unwrap();
+        let err = list_segments(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("the last a log can hold"), "{err}");
+    }
 }

@@ -68,6 +68,17 @@ impl BatchHeader {
         if magic != MAGIC {
             return Err(RecordError::UnsupportedMagic(magic));
         }
+        // The offset after the batch must exist, so that `last_offset` and `next_offset`
+        // cannot overflow (found by fuzzing: batches near i64::MAX from a broker or a file).
+        let (base_offset, last_offset_delta) = (be_i64(buf, 0), be_i32(buf, 23));
+        if base_offset
+            .checked_add(i64::from(last_offset_delta) + 1)
+            .is_none()
+        {
+            return Err(RecordError::Corrupt(format!(
+                "base offset {base_offset} plus last offset delta {last_offset_delta} overflows"
+            )));
+        }
         Ok(BatchHeader {
             base_offset: be_i64(buf, 0),
             length,
@@ -330,8 +341,19 @@ where
         } else {
             header.base_timestamp.wrapping_add(ts_delta)
         };
+        // As for the batch, the offset after the record must exist.
+        let offset = header
+            .base_offset
+            .checked_add(i64::from(offset_delta) + 1)
+            .map(|next| next - 1)
+            .ok_or_else(|| {
+                RecordError::Corrupt(format!(
+                    "offset delta {offset_delta} overflows base offset {}",
+                    header.base_offset
+                ))
+            })?;
         f(RecordRef {
-            offset: header.base_offset + offset_delta as i64,
+            offset,
             timestamp,
             key,
             value,
@@ -554,4 +576,34 @@ pub fn encode_batch(
         builder.append(r.timestamp, r.key.as_deref(), r.value.as_deref(), &headers);
     }
     builder.build(base_offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_records(base_offset: i64) -> Vec<u8> {
+        let mut b = BatchBuilder::new(Compression::None);
+        b.append(0, None, Some(b"a"), &[]);
+        b.append(0, None, Some(b"b"), &[]);
+        b.build(base_offset).unwrap()
+    }
+
+    #[test]
+    fn offsets_past_i64_max_are_corrupt_not_an_overflow() {
+        // The last offset may be i64::MAX - 1: the offset after it still exists.
+        let (h, records) = decode_batch(&two_records(i64::MAX - 2)).unwrap();
+        assert_eq!(h.next_offset(), i64::MAX);
+        assert_eq!(records[1].offset, i64::MAX - 1);
+        let err = BatchHeader::parse(&two_records(i64::MAX - 1)).unwrap_err();
+        assert!(matches!(err, RecordError::Corrupt(m) if m.contains("overflows")));
+        // A record whose offset delta goes past the batch's last offset delta: the header
+        // claims one record, both records are decoded (Kafka does not check the deltas).
+        let mut batch = two_records(i64::MAX - 1);
+        batch[23..27].copy_from_slice(&0i32.to_be_bytes());
+        let crc = crc32c::crc32c(&batch[ATTRIBUTES_OFFSET..]);
+        batch[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
+        let err = decode_batch(&batch).unwrap_err();
+        assert!(matches!(err, RecordError::Corrupt(m) if m.contains("offset delta 1")));
+    }
 }

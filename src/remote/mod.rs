@@ -21,7 +21,7 @@
 //! [`Cluster`] wraps the async client for the blocking command-line tools.
 
 mod admin;
-mod consumer_protocol;
+pub(crate) mod consumer_protocol;
 mod coordinator;
 pub mod error;
 pub(crate) mod fetch;

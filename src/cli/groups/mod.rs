@@ -19,7 +19,7 @@ mod exceptions;
 mod list;
 mod options;
 mod output;
-mod plan_file;
+pub(crate) mod plan_file;
 mod reset;
 mod time;
 mod validate;

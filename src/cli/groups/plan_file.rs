@@ -8,7 +8,7 @@ use super::java_split;
 use crate::client::groups::Tp;
 
 /// New offsets per group.
-pub(super) type Plans = BTreeMap<String, BTreeMap<Tp, i64>>;
+pub(crate) type Plans = BTreeMap<String, BTreeMap<Tp, i64>>;
 
 const SHAPE_3: &str = "topic,partition,offset";
 const SHAPE_4: &str = "group,topic,partition,offset";
@@ -17,7 +17,7 @@ const SHAPE_4: &str = "group,topic,partition,offset";
 /// line has 3 columns, every line is `topic,partition,offset` for that group; otherwise every
 /// line is `group,topic,partition,offset`. Lines are split on `\n` (a `\r` before it is
 /// dropped); trailing blank lines are ignored. Errors name the line and what is wrong.
-pub(super) fn parse(text: &str, single: Option<&str>) -> Result<Plans, String> {
+pub(crate) fn parse(text: &str, single: Option<&str>) -> Result<Plans, String> {
     let lines: Vec<&str> = java_split(text, '\n')
         .into_iter()
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
@@ -102,7 +102,7 @@ fn split_fields(line: &str) -> Result<Vec<String>, String> {
 }
 
 /// `--export`: one record per line, 3 columns for a single `--group`, else 4.
-pub(super) fn export(plans: &Plans, single: bool) -> String {
+pub(crate) fn export(plans: &Plans, single: bool) -> String {
     let mut text = String::new();
     for (group, plan) in plans {
         for ((topic, partition), offset) in plan {

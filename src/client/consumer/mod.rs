@@ -12,6 +12,8 @@
 //! commits and leaving go through `membership`, one interface over the embedded log's members
 //! and a cluster's classic and KIP-848 members.
 
+#[cfg(feature = "fuzzing")]
+pub(crate) mod fuzz;
 mod membership;
 mod source;
 
@@ -223,7 +225,14 @@ impl Client {
             Some(g) => Some(Membership::join(&source, g)?),
             None => None,
         };
-        Ok(Consumer {
+        Ok(Consumer::with(source, config, member))
+    }
+}
+
+impl Consumer {
+    /// A consumer that has read nothing yet.
+    fn with(source: Source, config: ConsumerConfig, member: Option<Membership>) -> Consumer {
+        Consumer {
             source,
             config,
             assigned: Vec::new(),
@@ -239,7 +248,7 @@ impl Client {
             warnings: Vec::new(),
             fetched: Vec::with_capacity(FETCH_BYTES),
             scratch: Vec::new(),
-        })
+        }
     }
 }
 

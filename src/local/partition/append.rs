@@ -8,7 +8,8 @@ use super::{AppendResult, PartitionConfig, PartitionLog, now_ms, open_rw};
 use crate::local::error::{IoContext, LocalError, Result};
 use crate::local::lock::LockMode;
 use crate::local::segment::{
-    INDEX_SUFFIX, LOG_SUFFIX, TIMEINDEX_SUFFIX, remove_segment_files, segment_path, sync_dir,
+    INDEX_SUFFIX, LOG_SUFFIX, MAX_BASE_OFFSET, TIMEINDEX_SUFFIX, remove_segment_files,
+    segment_path, sync_dir,
 };
 use crate::record::{BatchHeader, set_base_offset, set_partition_leader_epoch, verify_crc};
 
@@ -45,9 +46,15 @@ impl PartitionLog {
             let count = BatchHeader::parse(batch)
                 .map(|h| h.records_count as i64)
                 .unwrap_or(1);
-            next = next.checked_add(count).ok_or_else(|| {
-                LocalError::Invalid("offsets would overflow a 64-bit integer".into())
-            })?;
+            // Past the last base offset a segment rolled there could not be listed again.
+            next = next
+                .checked_add(count)
+                .filter(|&n| n <= MAX_BASE_OFFSET)
+                .ok_or_else(|| {
+                    LocalError::Invalid(format!(
+                        "offsets would pass {MAX_BASE_OFFSET}, the last a log can hold"
+                    ))
+                })?;
         }
 
         let undo = Undo {
@@ -180,4 +187,34 @@ fn split_input(buf: &[u8]) -> Result<Vec<(usize, usize)>> {
         pos += total;
     }
     Ok(spans)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::local::segment::create_segment_files;
+    use crate::record::{BatchBuilder, Compression};
+
+    fn one_record() -> Vec<u8> {
+        let mut b = BatchBuilder::new(Compression::None);
+        b.append(0, None, Some(b"v"), &[]);
+        b.build(0).unwrap()
+    }
+
+    #[test]
+    fn appends_stop_at_the_last_offset_a_log_can_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path().join("t-0");
+        PartitionLog::create(&dir).unwrap();
+        remove_segment_files(&dir, 0).unwrap();
+        create_segment_files(&dir, MAX_BASE_OFFSET - 1).unwrap();
+        let log = PartitionLog::open(&dir).unwrap();
+        let config = PartitionConfig::default();
+        let done = log.append(&mut one_record(), &config).unwrap();
+        assert_eq!(done.next_offset, MAX_BASE_OFFSET);
+        // One more would need offsets a segment rolled there could not name.
+        let err = log.append(&mut one_record(), &config).unwrap_err();
+        assert!(err.to_string().contains("the last a log can hold"), "{err}");
+        assert_eq!(log.snapshot().unwrap().log_end_offset, MAX_BASE_OFFSET);
+    }
 }

@@ -75,6 +75,18 @@ impl PartitionLog {
             base_offset: bases[n - 1],
             size,
         });
+        // Retention only ever moves the start up to a segment's base, never past the end: a
+        // start past it is damage, and clamping it would hide every record appended below it
+        // (found by the segment_recovery fuzz target).
+        if let Some(start) = checkpoint
+            && start > log_end
+        {
+            return Err(LocalError::Invalid(format!(
+                "{} says the log starts at offset {start}, past its end {log_end}; the file is \
+                 damaged (delete it to read from the first segment)",
+                self.dir.join(super::LOG_START_FILE).display()
+            )));
+        }
         let log_start = checkpoint.unwrap_or(bases[0]).max(bases[0]).min(log_end);
         // Skip segments left wholly below the start by an interrupted retention pass.
         let first_kept = (0..n - 1)
@@ -346,5 +358,33 @@ impl PartitionLog {
             }
         }
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::local::PartitionConfig;
+    use crate::record::{BatchBuilder, Compression};
+
+    #[test]
+    fn a_log_start_past_the_end_is_damage_not_a_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path().join("t-0");
+        PartitionLog::create(&dir).unwrap();
+        let log = PartitionLog::open(&dir).unwrap();
+        let mut b = BatchBuilder::new(Compression::None);
+        b.append(0, None, Some(b"a"), &[]);
+        b.append(0, None, Some(b"b"), &[]);
+        let mut batch = b.build(0).unwrap();
+        log.append(&mut batch, &PartitionConfig::default()).unwrap();
+        let start_file = dir.join(super::super::LOG_START_FILE);
+        std::fs::write(&start_file, "0\n2\n").unwrap();
+        let snap = log.snapshot().unwrap();
+        assert_eq!((snap.log_start_offset, snap.log_end_offset), (2, 2));
+        // Clamped to the end, it used to hide the records appended after it.
+        std::fs::write(&start_file, "0\n5\n").unwrap();
+        let err = log.snapshot().unwrap_err().to_string();
+        assert!(err.contains("offset 5, past its end 2"), "{err}");
     }
 }

@@ -24,6 +24,12 @@ impl JaasEntry {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
+
+    /// Every option, in order (for the fuzz targets' round trip).
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn options(&self) -> &[(String, String)] {
+        &self.options
+    }
 }
 
 // By hand: the derived form would print the password.
