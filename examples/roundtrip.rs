@@ -24,7 +24,7 @@ use kafkit::record::Compression;
 const RECORDS: usize = 1000;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let options = connect_options()?;
+    let (options, scratch) = connect_options()?;
     let topic = format!("roundtrip-{}", now_ms());
 
     // Create the topic: the same call creates it on the embedded log or on a cluster.
@@ -91,6 +91,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{RECORDS} records through topic {topic} and back, in order per partition ({})",
         counts.join(", ")
     );
+    if let Some(dir) = scratch {
+        std::fs::remove_dir_all(dir)?;
+    }
     Ok(())
 }
 
@@ -163,8 +166,8 @@ fn check_offsets(admin: &mut Client, topic: &str) -> Result<(), Box<dyn std::err
 }
 
 /// `--bootstrap-server HOST:PORT` for a cluster, `--log-dir DIR` for an embedded log;
-/// without either, a fresh embedded log in a temporary directory.
-fn connect_options() -> Result<ConnectOptions, String> {
+/// without either, a fresh embedded log in a temporary directory (removed at the end).
+fn connect_options() -> Result<(ConnectOptions, Option<std::path::PathBuf>), String> {
     let mut options = ConnectOptions::default();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -175,10 +178,13 @@ fn connect_options() -> Result<ConnectOptions, String> {
             other => return Err(format!("unknown option {other}")),
         }
     }
+    let mut scratch = None;
     if options.bootstrap_servers.is_none() && options.log_dir.is_none() {
-        options.log_dir = Some(std::env::temp_dir().join(format!("kafkit-roundtrip-{}", now_ms())));
+        let dir = std::env::temp_dir().join(format!("kafkit-roundtrip-{}", now_ms()));
+        options.log_dir = Some(dir.clone());
+        scratch = Some(dir);
     }
-    Ok(options)
+    Ok((options, scratch))
 }
 
 fn now_ms() -> i64 {

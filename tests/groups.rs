@@ -1100,7 +1100,7 @@ fn bad_input_changes_nothing() {
         (
             vec!["--from-file", p],
             "t,0,x\n",
-            "line 1 (\"t,0,x\"): 3 columns; expected group,topic,partition,offset",
+            "line 1 (\"t,0,x\"): offset 'x' is not a long; expected topic,partition,offset",
         ),
     ];
     for (args, file, msg) in cases {

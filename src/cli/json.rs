@@ -136,7 +136,13 @@ impl<'de> serde::Deserialize<'de> for UniqueFields {
 pub fn parse_record(line: &[u8]) -> Result<JsonRecord, String> {
     let obj = match serde_json::from_slice::<UniqueFields>(line) {
         Ok(UniqueFields(obj)) => obj,
-        Err(e) if e.is_data() => return Err(e.to_string()),
+        // Without serde's "at line 1 column N": the input line is one JSON text, and the
+        // caller names the line of the input.
+        Err(e) if e.is_data() => {
+            let text = e.to_string();
+            let position = format!(" at line {} column {}", e.line(), e.column());
+            return Err(text.strip_suffix(&position).unwrap_or(&text).to_string());
+        }
         Err(e) => return Err(format!("not valid JSON: {e}")),
     };
     let get = |k: &str| obj.get(k).unwrap_or(&Value::Null);

@@ -26,7 +26,12 @@ pub(crate) fn parse(text: &str, single: Option<&str>) -> Result<Plans, String> {
     if lines.iter().all(|l| l.is_empty()) {
         return Ok(plans);
     }
-    let three = single.filter(|_| record(lines[0], 3).is_ok());
+    // With one --group, a first line of three columns (or two: no offset) is that group's
+    // plan, even when a value in it is bad: the error then names the right shape.
+    let three = single.filter(|_| {
+        record(lines[0], 3).is_ok()
+            || split_fields(lines[0]).is_ok_and(|f| f.len() == 3 || f.len() == 2)
+    });
     for (i, line) in lines.iter().enumerate() {
         let shape = if three.is_some() { SHAPE_3 } else { SHAPE_4 };
         let fields = record(line, if three.is_some() { 3 } else { 4 })
