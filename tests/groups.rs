@@ -906,7 +906,7 @@ fn usage_errors_in_kafkas_order() {
         ),
         (
             &["--describe"],
-            "Option [describe] takes one of these options: [group], [all-groups]",
+            "Option [describe] takes one of these options: [all-groups], [group]",
         ),
         (
             &["--describe", "--group", "g", "--members", "--offsets"],
@@ -918,7 +918,7 @@ fn usage_errors_in_kafkas_order() {
         ),
         (
             &["--delete"],
-            "Option [delete] takes one of these options: [group], [all-groups]",
+            "Option [delete] takes one of these options: [all-groups], [group]",
         ),
         (
             &["--delete", "--group", "g", "--topic", "t"],
@@ -926,7 +926,7 @@ fn usage_errors_in_kafkas_order() {
         ),
         (
             &["--delete-offsets", "--group", "g"],
-            "Option [delete-offsets] takes the following options: [group], [topic]",
+            "Option [delete-offsets] takes the following options: [topic], [group]",
         ),
         (
             &[
@@ -946,7 +946,7 @@ fn usage_errors_in_kafkas_order() {
         ),
         (
             &["--reset-offsets", "--dry-run", "--to-earliest"],
-            "Option [reset-offsets] takes one of these options: [group], [all-groups]",
+            "Option [reset-offsets] takes one of these options: [all-groups], [group]",
         ),
         (
             &[

@@ -47,7 +47,7 @@ fn available_if(o: &Given) -> Result<(), CliError> {
 fn needs_group_selection(o: &Given, action: &str) -> Result<(), CliError> {
     if !o.has("group") && !o.has("all-groups") {
         return usage(format!(
-            "Option [{action}] takes one of these options: [group], [all-groups]"
+            "Option [{action}] takes one of these options: [all-groups], [group]"
         ));
     }
     Ok(())
@@ -83,7 +83,7 @@ fn delete_rules(o: &Given) -> Result<(), CliError> {
         }
     }
     if o.has("delete-offsets") && (!o.has("group") || !o.has("topic")) {
-        return usage("Option [delete-offsets] takes the following options: [group], [topic]");
+        return usage("Option [delete-offsets] takes the following options: [topic], [group]");
     }
     Ok(())
 }
