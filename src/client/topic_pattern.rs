@@ -62,7 +62,7 @@ fn translate_quoting(java: &str) -> Result<String, String> {
         out.push_str(&rest[..i]);
         let after = &rest[i + 1..];
         let Some(next) = after.chars().next() else {
-            return Err("Unexpected internal error: a trailing backslash".to_string());
+            return Err("the pattern ends with a backslash that escapes nothing".to_string());
         };
         if next == 'Q' {
             let quoted = &after[1..];

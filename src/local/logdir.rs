@@ -294,21 +294,11 @@ impl LogDir {
 
     /// Every topic name, sorted.
     pub fn topic_names(&self) -> Result<Vec<String>> {
-        let dir = self.root.join(TOPICS_DIR);
-        let mut names = Vec::new();
-        let entries = match fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(names),
-            Err(e) => return Err(LocalError::io(format!("cannot read {}", dir.display()), e)),
-        };
-        for entry in entries {
-            let entry = entry.context(|| format!("cannot read {}", dir.display()))?;
-            let file = entry.file_name();
-            let Some(file) = file.to_str() else { continue };
-            if let Some(name) = topic_of_meta_file(file) {
-                names.push(name.to_string());
-            }
-        }
+        let mut names: Vec<String> = entry_names(&self.root.join(TOPICS_DIR))?
+            .iter()
+            .filter_map(|file| topic_of_meta_file(file))
+            .map(str::to_string)
+            .collect();
         names.sort();
         Ok(names)
     }
@@ -594,7 +584,7 @@ fn is_temporary_file(name: &str) -> bool {
         .is_some_and(|hex| hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// The names in a directory (none if it does not exist).
+/// The names in a directory that are UTF-8 (none of ours is not); none if it does not exist.
 fn entry_names(dir: &Path) -> Result<Vec<String>> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -604,7 +594,9 @@ fn entry_names(dir: &Path) -> Result<Vec<String>> {
     let mut names = Vec::new();
     for entry in entries {
         let entry = entry.context(|| format!("cannot read {}", dir.display()))?;
-        names.push(entry.file_name().to_string_lossy().into_owned());
+        if let Ok(name) = entry.file_name().into_string() {
+            names.push(name);
+        }
     }
     Ok(names)
 }

@@ -45,17 +45,29 @@ impl Action {
     }
 }
 
-/// The reset scenarios' options, in Kafka's order; at most one may be given.
-pub(super) const SCENARIOS: [&str; 8] = [
-    "to-offset",
-    "to-datetime",
-    "by-duration",
-    "to-earliest",
-    "to-latest",
-    "to-current",
-    "shift-by",
-    "from-file",
+/// The reset scenarios' options, in Kafka's order (at most one may be given), each with the
+/// [`Scenario`] it makes.
+pub(super) const SCENARIOS: [(&str, MakeScenario); 8] = [
+    ("to-offset", |g| {
+        Scenario::ToOffset(g.long("to-offset").unwrap_or_default())
+    }),
+    ("to-datetime", |g| {
+        Scenario::ToDatetime(g.text("to-datetime"))
+    }),
+    ("by-duration", |g| {
+        Scenario::ByDuration(g.text("by-duration"))
+    }),
+    ("to-earliest", |_| Scenario::ToEarliest),
+    ("to-latest", |_| Scenario::ToLatest),
+    ("to-current", |_| Scenario::ToCurrent),
+    ("shift-by", |g| {
+        Scenario::ShiftBy(g.long("shift-by").unwrap_or_default())
+    }),
+    ("from-file", |g| Scenario::FromFile(g.text("from-file"))),
 ];
+
+/// Reads a scenario's value from the command line.
+type MakeScenario = fn(&Given) -> Scenario;
 
 /// How `--reset-offsets` computes the new offsets (texts are parsed when planning, where Kafka
 /// reports their errors).
@@ -143,19 +155,16 @@ impl<'a> Given<'a> {
         self.has(id).then(|| self.value(id).map(str::to_string))
     }
 
+    /// A string option's value, empty if not given.
+    fn text(&self, id: &str) -> String {
+        self.value(id).unwrap_or_default().to_string()
+    }
+
     fn scenario(&self) -> Option<Scenario> {
-        let text = |id| self.value(id).unwrap_or_default().to_string();
-        let given = SCENARIOS.into_iter().find(|s| self.has(s))?;
-        Some(match given {
-            "to-offset" => Scenario::ToOffset(self.long(given).unwrap_or_default()),
-            "to-datetime" => Scenario::ToDatetime(text(given)),
-            "by-duration" => Scenario::ByDuration(text(given)),
-            "to-earliest" => Scenario::ToEarliest,
-            "to-latest" => Scenario::ToLatest,
-            "to-current" => Scenario::ToCurrent,
-            "shift-by" => Scenario::ShiftBy(self.long(given).unwrap_or_default()),
-            _ => Scenario::FromFile(text(given)),
-        })
+        SCENARIOS
+            .iter()
+            .find(|(id, _)| self.has(id))
+            .map(|(_, make)| make(self))
     }
 }
 

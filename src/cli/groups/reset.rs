@@ -284,7 +284,7 @@ impl Planner<'_, '_, '_> {
         );
         counter.stage("planned");
         let Some(scenario) = &o.scenario else {
-            let list: Vec<String> = SCENARIOS.iter().map(|s| format!("[{s}]")).collect();
+            let list: Vec<String> = SCENARIOS.iter().map(|(s, _)| format!("[{s}]")).collect();
             return usage(format!(
                 "Option '[reset-offsets]' requires one of the following scenarios: [{}]",
                 list.join(", ")

@@ -101,11 +101,15 @@ fn reset_rules(o: &Given) -> Result<(), CliError> {
         );
     }
     needs_group_selection(o, "reset-offsets")?;
-    for used in SCENARIOS {
+    for (used, _) in SCENARIOS {
         if !o.has(used) {
             continue;
         }
-        if let Some(other) = SCENARIOS.iter().find(|s| **s != used && o.has(s)) {
+        if let Some(other) = SCENARIOS
+            .iter()
+            .map(|(s, _)| *s)
+            .find(|s| *s != used && o.has(s))
+        {
             return usage(format!(
                 "Option \"[{used}]\" can't be used with option \"[{other}]\""
             ));

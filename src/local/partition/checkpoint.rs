@@ -22,13 +22,21 @@ pub(super) fn read_log_start(dir: &Path) -> Result<Option<i64>> {
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(LocalError::io(format!("cannot read {}", path.display()), e)),
     };
-    let mut lines = text.lines();
-    match (lines.next(), lines.next().map(str::parse::<i64>)) {
-        (Some("0"), Some(Ok(offset))) if offset >= 0 => Ok(Some(offset)),
-        _ => Err(LocalError::Invalid(format!(
+    match parse_checkpoint(&text) {
+        Some(offset) => Ok(Some(offset)),
+        None => Err(LocalError::Invalid(format!(
             "{} is malformed (expected \"0\\n<offset>\\n\")",
             path.display()
         ))),
+    }
+}
+
+/// The offset in a checkpoint's text, Kafka's `0\n<offset>\n` (version 0, then the offset).
+fn parse_checkpoint(text: &str) -> Option<i64> {
+    let mut lines = text.lines();
+    match (lines.next(), lines.next().map(str::parse::<i64>)) {
+        (Some("0"), Some(Ok(offset))) if offset >= 0 => Some(offset),
+        _ => None,
     }
 }
 
@@ -50,11 +58,7 @@ pub(super) fn write_log_start(dir: &Path, offset: i64) -> Result<()> {
 /// torn, as before there was one) when it is missing or unreadable.
 pub(super) fn read_recovery_point(dir: &Path) -> i64 {
     let text = std::fs::read_to_string(dir.join(RECOVERY_POINT_FILE)).unwrap_or_default();
-    let mut lines = text.lines();
-    match (lines.next(), lines.next().map(str::parse::<i64>)) {
-        (Some("0"), Some(Ok(offset))) if offset >= 0 => offset,
-        _ => 0,
-    }
+    parse_checkpoint(&text).unwrap_or(0)
 }
 
 /// Records that everything below `offset` is durable. Called only after the fdatasync of the
