@@ -134,8 +134,8 @@ impl Producer {
             timestamp,
             partition,
         } = record;
-        let size = BatchBuilder::new(self.settings.compression)
-            .record_size(timestamp, key, value, headers);
+        let record_size = BatchBuilder::record_size(key, value, headers);
+        let size = record_size.bytes();
         let max = self.settings.max_request_size;
         if size + BATCH_OVERHEAD > max {
             return Err(invalid(
@@ -176,7 +176,7 @@ impl Producer {
         }
         let builder = &mut self.builders[p];
         let before = builder.size();
-        builder.append(timestamp, key, value, headers);
+        builder.append_sized(record_size, timestamp, key, value, headers);
         self.pending_bytes += builder.size() - before;
         Ok(())
     }

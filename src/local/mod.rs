@@ -23,4 +23,4 @@ pub mod write_behind;
 
 pub use error::{LocalError, Result};
 pub use logdir::{LogDir, TopicMeta};
-pub use partition::{AppendResult, PartitionConfig, PartitionLog, SegmentInfo, Snapshot};
+pub use partition::{AppendResult, KeptTail, PartitionConfig, PartitionLog, SegmentInfo, Snapshot};

@@ -17,7 +17,7 @@ use std::thread::JoinHandle;
 use kafka_protocol::ResponseError;
 
 use super::lock::LockMode;
-use super::{LogDir, TopicMeta};
+use super::{KeptTail, LogDir, TopicMeta};
 use crate::client::{ClientError, Result};
 
 /// Jobs handed to the thread and not yet written: one being written, one waiting.
@@ -56,8 +56,10 @@ impl WriteBehind {
         let thread = std::thread::Builder::new()
             .name("kafkit-writer".into())
             .spawn(move || {
+                // Each partition's active segment, kept open from one job to the next.
+                let mut tails = Vec::new();
                 for mut buffers in queue {
-                    let result = write(&dir, &meta, &mut buffers);
+                    let result = write(&dir, &meta, &mut buffers, &mut tails);
                     let failed = result.is_err();
                     if done_tx.send(Done { buffers, result }).is_err() || failed {
                         return;
@@ -173,7 +175,12 @@ impl Drop for WriteBehind {
 
 /// Writes one job: every partition's batches, under the shared log-dir lock, which keeps topic
 /// deletion out while we write. The buffers are emptied only by the caller.
-fn write(dir: &LogDir, meta: &TopicMeta, buffers: &mut Batches) -> Result<()> {
+fn write(
+    dir: &LogDir,
+    meta: &TopicMeta,
+    buffers: &mut Batches,
+    tails: &mut Vec<KeptTail>,
+) -> Result<()> {
     let config = meta.partition_config();
     let _lock = dir.lock(LockMode::Shared)?;
     if dir.topic(&meta.name)?.is_none_or(|t| t.id != meta.id) {
@@ -185,12 +192,13 @@ fn write(dir: &LogDir, meta: &TopicMeta, buffers: &mut Batches) -> Result<()> {
             ),
         ));
     }
-    for (p, batches) in buffers.iter_mut().enumerate() {
+    tails.resize_with(buffers.len(), KeptTail::default);
+    for ((p, batches), tail) in buffers.iter_mut().enumerate().zip(tails.iter_mut()) {
         if batches.is_empty() {
             continue;
         }
         let log = dir.partition(&meta.name, p as u32)?;
-        log.append(batches, &config).map_err(|e| {
+        log.append_built(batches, &config, tail).map_err(|e| {
             ClientError::from(e).context(format!("cannot write to partition {}-{p}", meta.name))
         })?;
     }

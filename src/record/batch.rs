@@ -388,6 +388,46 @@ pub struct BatchBuilder {
     max_timestamp: i64,
 }
 
+/// A record's size as the first of a batch, from [`BatchBuilder::record_size`].
+#[derive(Clone, Copy, Debug)]
+pub struct RecordSize {
+    /// Bytes of the body (all but the leading length) with both deltas zero.
+    first_body: usize,
+}
+
+impl RecordSize {
+    /// Bytes the record takes as the first of a batch, its length included.
+    pub fn bytes(self) -> usize {
+        varlong_size(self.first_body as i64) + self.first_body
+    }
+}
+
+/// Bytes of a record's body (all but its leading length), given its timestamp and offset
+/// deltas.
+#[inline]
+fn body_size(
+    timestamp_delta: i64,
+    offset_delta: i32,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+    headers: &[(&str, Option<&[u8]>)],
+) -> usize {
+    let bytes_size = |b: Option<&[u8]>| match b {
+        None => 1,
+        Some(b) => varlong_size(b.len() as i64) + b.len(),
+    };
+    let mut size = 1
+        + varlong_size(timestamp_delta)
+        + varlong_size(offset_delta as i64)
+        + bytes_size(key)
+        + bytes_size(value)
+        + varlong_size(headers.len() as i64);
+    for (k, v) in headers {
+        size += bytes_size(Some(k.as_bytes())) + bytes_size(*v);
+    }
+    size
+}
+
 impl BatchBuilder {
     pub fn new(compression: Compression) -> Self {
         BatchBuilder {
@@ -432,44 +472,17 @@ impl BatchBuilder {
         BATCH_OVERHEAD + self.records.len()
     }
 
-    /// Uncompressed bytes one more record would add.
+    /// Uncompressed bytes a record adds as the first of a batch (a later one may take a few
+    /// bytes more, for its timestamp and offset deltas): the size the producer's checks and
+    /// partitioner go by, as Kafka's do. Pass it on to [`BatchBuilder::append_sized`].
     pub fn record_size(
-        &self,
-        timestamp: i64,
         key: Option<&[u8]>,
         value: Option<&[u8]>,
         headers: &[(&str, Option<&[u8]>)],
-    ) -> usize {
-        let body = self.body_size(timestamp, key, value, headers);
-        varlong_size(body as i64) + body
-    }
-
-    fn body_size(
-        &self,
-        timestamp: i64,
-        key: Option<&[u8]>,
-        value: Option<&[u8]>,
-        headers: &[(&str, Option<&[u8]>)],
-    ) -> usize {
-        let base = if self.count == 0 {
-            timestamp
-        } else {
-            self.base_timestamp
-        };
-        let bytes_size = |b: Option<&[u8]>| match b {
-            None => 1,
-            Some(b) => varlong_size(b.len() as i64) + b.len(),
-        };
-        let mut size = 1
-            + varlong_size(timestamp.wrapping_sub(base))
-            + varlong_size(self.count as i64)
-            + bytes_size(key)
-            + bytes_size(value)
-            + varlong_size(headers.len() as i64);
-        for (k, v) in headers {
-            size += bytes_size(Some(k.as_bytes())) + bytes_size(*v);
+    ) -> RecordSize {
+        RecordSize {
+            first_body: body_size(0, 0, key, value, headers),
         }
-        size
     }
 
     /// Appends one record with a CreateTime timestamp.
@@ -480,12 +493,29 @@ impl BatchBuilder {
         value: Option<&[u8]>,
         headers: &[(&str, Option<&[u8]>)],
     ) {
+        let size = Self::record_size(key, value, headers);
+        self.append_sized(size, timestamp, key, value, headers);
+    }
+
+    /// [`BatchBuilder::append`] of a record whose [`BatchBuilder::record_size`] is known.
+    #[inline]
+    pub fn append_sized(
+        &mut self,
+        size: RecordSize,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        headers: &[(&str, Option<&[u8]>)],
+    ) {
         if self.count == 0 {
             self.base_timestamp = timestamp;
             self.max_timestamp = timestamp;
         }
         self.max_timestamp = self.max_timestamp.max(timestamp);
-        let body = self.body_size(timestamp, key, value, headers);
+        let timestamp_delta = timestamp.wrapping_sub(self.base_timestamp);
+        // The first record's deltas take one byte each.
+        let body =
+            size.first_body - 2 + varlong_size(timestamp_delta) + varlong_size(self.count as i64);
         let put_bytes = |buf: &mut Vec<u8>, b: Option<&[u8]>| match b {
             None => put_varint(buf, -1),
             Some(b) => {
@@ -494,9 +524,10 @@ impl BatchBuilder {
             }
         };
         let buf = &mut self.records;
+        buf.reserve(varlong_size(body as i64) + body);
         put_varint(buf, body as i32);
         buf.push(0);
-        put_varlong(buf, timestamp.wrapping_sub(self.base_timestamp));
+        put_varlong(buf, timestamp_delta);
         put_varint(buf, self.count);
         put_bytes(buf, key);
         put_bytes(buf, value);

@@ -1,6 +1,15 @@
 //! Appends: the input is split into whole, CRC-valid batches before anything is written, base
 //! offsets are assigned, and the batches are written with one pwrite and one fdatasync per
 //! segment touched, rolling segments as needed; a failed append is undone.
+//!
+//! A writer that appends again and again (the producer's writer thread) may keep the active
+//! segment open between appends in a [`KeptTail`]: the next append then skips recovering the
+//! tail (opening three files, re-reading and CRC-checking the last batch) when the segment
+//! files are provably as it left them.
+
+use std::fs::File;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 
 use super::active::Active;
 use super::checkpoint::write_recovery_point;
@@ -21,6 +30,21 @@ struct Undo {
     timeindex_len: u64,
 }
 
+/// The active segment as the last append of this writer left it, open, to be reused by its
+/// next append if no other process touched the partition in between.
+#[derive(Default)]
+pub struct KeptTail(Option<Active>);
+
+impl std::fmt::Debug for KeptTail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "KeptTail(open)"
+        } else {
+            "KeptTail(none)"
+        })
+    }
+}
+
 impl PartitionLog {
     /// Appends whole RecordBatch v2 batches (concatenated, any base offsets, as built by
     /// `BatchBuilder`). Base offsets are rewritten to the next offsets and the partition leader
@@ -32,14 +56,43 @@ impl PartitionLog {
     /// reported in [`AppendResult::retention_error`], not as an append failure.
     pub fn append(&self, batches: &mut [u8], config: &PartitionConfig) -> Result<AppendResult> {
         config.validate()?;
-        let spans = split_input(batches)?;
+        let spans = split_input(batches, true)?;
+        self.append_spans(batches, &spans, config, &mut KeptTail::default())
+    }
+
+    /// [`PartitionLog::append`] of batches this process's `BatchBuilder` built (their CRCs
+    /// were computed moments ago, so they are not summed again), starting from the segment
+    /// `kept` holds when it is still the partition's tail and leaving the active segment there
+    /// afterwards (nothing after a failure).
+    pub fn append_built(
+        &self,
+        batches: &mut [u8],
+        config: &PartitionConfig,
+        kept: &mut KeptTail,
+    ) -> Result<AppendResult> {
+        config.validate()?;
+        let spans = split_input(batches, false)?;
+        self.append_spans(batches, &spans, config, kept)
+    }
+
+    fn append_spans(
+        &self,
+        batches: &mut [u8],
+        spans: &[(usize, usize)],
+        config: &PartitionConfig,
+        kept: &mut KeptTail,
+    ) -> Result<AppendResult> {
         let _lock = self.lock(LockMode::Exclusive)?;
         let bases = self.segment_bases()?;
-        let mut active = Active::recover(&self.dir, bases[bases.len() - 1], config)?;
+        let last = bases[bases.len() - 1];
+        let mut active = match kept.0.take() {
+            Some(active) if active.base == last && active.unchanged(&self.dir) => active,
+            _ => Active::recover(&self.dir, last, config)?,
+        };
         let first = active.next_offset;
 
         let mut next = first;
-        for &(start, len) in &spans {
+        for &(start, len) in spans {
             let batch = &mut batches[start..start + len];
             set_base_offset(batch, next);
             set_partition_leader_epoch(batch, 0);
@@ -68,7 +121,7 @@ impl PartitionLog {
         // cannot be recorded, the append is undone like a failed write, so that what the
         // producer reports and what the log holds agree.
         let written = self
-            .write_batches(&mut active, batches, &spans, config, &mut created)
+            .write_batches(&mut active, batches, spans, config, &mut created)
             .and_then(|()| write_recovery_point(&self.dir, active.next_offset));
         if let Err(e) = written {
             drop(active);
@@ -81,9 +134,13 @@ impl PartitionLog {
             });
         }
         let retention_error = self.retention_locked(config, &mut active).err();
+        let next_offset = active.next_offset;
+        if retention_error.is_none() {
+            kept.0 = Some(active);
+        }
         Ok(AppendResult {
             base_offset: first,
-            next_offset: active.next_offset,
+            next_offset,
             retention_error,
         })
     }
@@ -154,9 +211,31 @@ impl PartitionLog {
     }
 }
 
+impl Active {
+    /// Whether the segment's three files are still the ones this writer holds open, at the
+    /// lengths it left them. Other writers only ever append at the tail or cut a torn tail back
+    /// to a valid end, and replace an index by renaming a new one over it; so same files at the
+    /// same lengths mean the same valid tail, and the tail need not be recovered again.
+    fn unchanged(&self, dir: &Path) -> bool {
+        let same = |suffix: &str, file: &File, len: u64| {
+            let (Ok(named), Ok(open)) = (
+                std::fs::metadata(segment_path(dir, self.base, suffix)),
+                file.metadata(),
+            ) else {
+                return false;
+            };
+            named.dev() == open.dev() && named.ino() == open.ino() && open.len() == len
+        };
+        same(LOG_SUFFIX, &self.log, self.size)
+            && same(INDEX_SUFFIX, &self.index, self.index_len)
+            && same(TIMEINDEX_SUFFIX, &self.timeindex, self.timeindex_len)
+    }
+}
+
 /// Splits the input into whole batches and checks each before anything is written: a batch
-/// stored with a bad CRC would later look like damage in the middle of the log.
-fn split_input(buf: &[u8]) -> Result<Vec<(usize, usize)>> {
+/// stored with a bad CRC would later look like damage in the middle of the log. With
+/// `check_crc` false (batches built in this process) the CRCs are trusted.
+fn split_input(buf: &[u8], check_crc: bool) -> Result<Vec<(usize, usize)>> {
     let mut spans = Vec::new();
     let mut pos = 0;
     while pos < buf.len() {
@@ -182,7 +261,9 @@ fn split_input(buf: &[u8]) -> Result<Vec<(usize, usize)>> {
                 h.records_count, h.last_offset_delta
             )));
         }
-        verify_crc(&rest[..total]).map_err(|e| bad(e.to_string()))?;
+        if check_crc {
+            verify_crc(&rest[..total]).map_err(|e| bad(e.to_string()))?;
+        }
         spans.push((pos, total));
         pos += total;
     }
@@ -216,5 +297,49 @@ mod tests {
         let err = log.append(&mut one_record(), &config).unwrap_err();
         assert!(err.to_string().contains("the last a log can hold"), "{err}");
         assert_eq!(log.snapshot().unwrap().log_end_offset, MAX_BASE_OFFSET);
+    }
+
+    #[test]
+    fn a_kept_tail_is_used_only_while_no_one_else_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path().join("t-0");
+        PartitionLog::create(&dir).unwrap();
+        let log = PartitionLog::open(&dir).unwrap();
+        let config = PartitionConfig::default();
+        let mut kept = KeptTail::default();
+        let first = log
+            .append_built(&mut one_record(), &config, &mut kept)
+            .unwrap();
+        assert_eq!((first.base_offset, first.next_offset), (0, 1));
+        let again = log
+            .append_built(&mut one_record(), &config, &mut kept)
+            .unwrap();
+        assert_eq!(again.base_offset, 1);
+        // Another writer appends in between: the kept segment's length no longer matches.
+        let other = log.append(&mut one_record(), &config).unwrap();
+        assert_eq!(other.base_offset, 2);
+        let after = log
+            .append_built(&mut one_record(), &config, &mut kept)
+            .unwrap();
+        assert_eq!(
+            after.base_offset, 3,
+            "the kept tail was trusted after another append"
+        );
+        // Another writer replaces the index (as a rebuild does): recovered again, not trusted.
+        // (Retention rolled past the records, dated 1970, so the active segment starts at 4.)
+        let index = segment_path(
+            &dir,
+            *log.segment_bases().unwrap().last().unwrap(),
+            INDEX_SUFFIX,
+        );
+        let bytes = std::fs::read(&index).unwrap();
+        std::fs::remove_file(&index).unwrap();
+        std::fs::write(&index, bytes).unwrap();
+        assert!(kept.0.as_ref().is_some_and(|a| !a.unchanged(&dir)));
+        let last = log
+            .append_built(&mut one_record(), &config, &mut kept)
+            .unwrap();
+        assert_eq!(last.base_offset, 4);
+        assert_eq!(log.snapshot().unwrap().log_end_offset, 5);
     }
 }

@@ -44,6 +44,7 @@
 
 mod active;
 mod append;
+pub use append::KeptTail;
 mod checkpoint;
 mod hints;
 mod read;
