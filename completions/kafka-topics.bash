@@ -23,7 +23,7 @@ _kafka__topics() {
 
     case "${cmd}" in
         kafka__topics)
-            opts="-h --create --list --describe --alter --delete --topic --topic-id --partitions --replication-factor --replica-assignment --config --delete-config --if-exists --if-not-exists --exclude-internal --topics-with-overrides --under-replicated-partitions --unavailable-partitions --under-min-isr-partitions --at-min-isr-partitions --partition-size-limit-per-response --output --command-config --bootstrap-server --version --profile --log-dir --help"
+            opts="-h --create --list --describe --alter --delete --repair --topic --topic-id --partitions --replication-factor --replica-assignment --config --delete-config --if-exists --if-not-exists --exclude-internal --topics-with-overrides --under-replicated-partitions --unavailable-partitions --under-min-isr-partitions --at-min-isr-partitions --partition-size-limit-per-response --output --command-config --bootstrap-server --version --profile --log-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -210,7 +210,36 @@ fn damage_below_the_recovery_point_is_an_error_and_a_torn_tail_is_cut_with_a_war
     ];
     let out = k.run(C, &args, None);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("recovery point"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("recovery point"), "{stderr}");
+    assert!(
+        stderr.contains("kafka-topics --repair --topic acked"),
+        "{stderr}"
+    );
+
+    // The explicit repair cuts the partition back before the damaged batch and keeps the
+    // file's old bytes aside; reading and writing then go on from there.
+    let report = k.ok("kafka-topics", &["--repair", "--topic", "acked"], None);
+    assert!(
+        report.starts_with("Partition acked-0: cut back to offset 2 at byte "),
+        "{report}"
+    );
+    let aside = report
+        .trim_end()
+        .rsplit(": ")
+        .next()
+        .unwrap()
+        .trim_end_matches('.');
+    assert_eq!(
+        std::fs::read(aside).unwrap(),
+        bytes,
+        "the old bytes are kept"
+    );
+    assert_eq!(all_records(&k, "acked"), ["one", "two"]);
+    k.produce("acked", &[], b"four\n");
+    assert_eq!(all_records(&k, "acked"), ["one", "two", "four"]);
+    let again = k.ok("kafka-topics", &["--repair", "--topic", "acked"], None);
+    assert_eq!(again, "Partition acked-0: every batch checked out.\n");
 
     // A torn tail: half a batch appended after the acknowledged ones, as a killed producer
     // leaves it. The next producer cuts it, says so, and appends.
@@ -258,6 +287,29 @@ fn a_missing_segment_and_a_foreign_partition_directory_are_errors() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
     assert!(stderr.contains("are missing"), "{stderr}");
+    // The repair cuts the partition back to where the missing segment began and sets the
+    // later segments aside; the records before the gap stay readable.
+    let report = k.ok("kafka-topics", &["--repair", "--topic", "gap"], None);
+    assert!(report.contains("are missing"), "{report}");
+    let kept = all_records(&k, "gap");
+    assert!(!kept.is_empty() && kept.len() < 60, "{kept:?}");
+    let expected: Vec<String> = (0..kept.len()).map(|i| format!("record-{i:02}")).collect();
+    assert_eq!(kept, expected);
+    let aside = std::fs::read_dir(k.path("gap-0"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains(".log.damaged-")
+        })
+        .count();
+    assert_eq!(
+        aside,
+        logs.len() - 2,
+        "every segment after the gap is set aside"
+    );
 
     k.produce("owned", &[], b"x\n");
     let metadata = k.path("owned-0/partition.metadata");
@@ -274,4 +326,13 @@ fn a_missing_segment_and_a_foreign_partition_directory_are_errors() {
     let out = k.run(C, &args, None);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("belongs to another topic"));
+    let report = k.ok("kafka-topics", &["--repair", "--topic", "owned"], None);
+    assert!(
+        report.starts_with(
+            "Partition owned-0: its partition.metadata named topic id AAAAAAAAAAAAAAAAAAAAAQ"
+        ),
+        "{report}"
+    );
+    k.produce("owned", &[], b"y\n");
+    assert_eq!(all_records(&k, "owned"), ["x", "y"]);
 }

@@ -15,6 +15,7 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use kafka_protocol::ResponseError;
 
 mod output;
+mod repair;
 
 use super::{CliError, OutputFormat, connection_args, open_client, properties, run_tool, usage};
 use crate::client::{
@@ -71,15 +72,18 @@ enum Action {
     Describe,
     Alter,
     Delete,
+    /// kafkit's own: cut damaged partitions of the embedded log back (see `repair`).
+    Repair,
 }
 
 impl Action {
-    const ALL: [Action; 5] = [
+    const ALL: [Action; 6] = [
         Action::List,
         Action::Describe,
         Action::Create,
         Action::Alter,
         Action::Delete,
+        Action::Repair,
     ];
 
     fn flag(self) -> &'static str {
@@ -89,6 +93,7 @@ impl Action {
             Action::Describe => "describe",
             Action::Alter => "alter",
             Action::Delete => "delete",
+            Action::Repair => "repair",
         }
     }
 }
@@ -134,6 +139,11 @@ pub fn command() -> Command {
         .arg(flag("describe", "List details for the given topics.", "Actions"))
         .arg(flag("alter", "Alter the number of partitions of a topic.", "Actions"))
         .arg(flag("delete", "Delete a topic.", "Actions"))
+        .arg(flag(
+            "repair",
+            "kafkit only, embedded log only: check every batch of the topic's partitions and cut each back before its first damaged batch or missing segment, setting the rest aside in *.damaged-<ms> files; a partition directory naming another topic id is adopted.",
+            "Actions",
+        ))
         .arg(value(
             "topic",
             "topic",
@@ -206,6 +216,7 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
         Action::Describe => describe(&mut client, &opts, &mut out),
         Action::Alter => alter(&mut client, &opts),
         Action::Delete => delete(&mut client, &opts),
+        Action::Repair => repair(&mut client, &opts, &mut out),
     };
     out.flush().ok();
     result
@@ -620,6 +631,15 @@ fn delete(client: &mut Client, opts: &TopicsOptions) -> Result<(), CliError> {
             }
             _ => {}
         }
+    }
+    Ok(())
+}
+
+/// Repairs each topic `--topic` matches (the action names no topic it did not find).
+fn repair(client: &mut Client, opts: &TopicsOptions, out: &mut impl Write) -> Result<(), CliError> {
+    for name in existing_names(client, opts)? {
+        let repairs = client.repair_topic(&name)?;
+        repair::write_repairs(&name, &repairs, opts.output, out)?;
     }
     Ok(())
 }

@@ -4,8 +4,11 @@
 //! The embedded log answers as a one-broker cluster would (broker id 0, one replica per
 //! partition), so that a tool prints the same thing for the same state on both backends.
 
+use kafka_protocol::ResponseError;
+
 use super::{Backend, Client, ClientError, Result};
 use crate::local;
+pub use crate::local::{Cut, PartitionRepair, RepairReport};
 use crate::remote::{PartitionInfo, RemoteError, TopicInfo};
 
 /// A topic as a listing names it.
@@ -211,6 +214,20 @@ impl Client {
         match &mut self.backend {
             Backend::Local(dir) => Ok(local::admin::delete_topics(dir, names)),
             Backend::Remote(cluster) => Ok(outcomes(cluster.delete_topics(names)?)),
+        }
+    }
+
+    /// Repairs a topic of the embedded log (`kafka-topics --repair`): each partition is cut
+    /// back before its first damaged batch or missing segment, the rest kept aside in
+    /// `*.damaged-<ms>` files, and a partition directory naming another topic id is adopted.
+    /// A cluster's brokers repair their own logs, so a cluster refuses it.
+    pub fn repair_topic(&mut self, name: &str) -> Result<Vec<PartitionRepair>> {
+        match &mut self.backend {
+            Backend::Local(dir) => Ok(dir.repair_topic(name)?),
+            Backend::Remote(_) => Err(ClientError::kafka(
+                ResponseError::InvalidRequest,
+                "--repair works on the embedded log only: a broker checks and repairs its own log when it starts; drop --bootstrap-server to repair a topic of the embedded log",
+            )),
         }
     }
 }

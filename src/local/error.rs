@@ -12,8 +12,9 @@ pub enum LocalError {
         source: std::io::Error,
     },
     #[error(
-        "corrupt record batch in {} at byte {position}: {reason}; valid data follows it, so it was left untouched (restore the file from a copy or delete the topic)",
-        path.display()
+        "corrupt record batch in {} at byte {position}: {reason}; nothing was changed: restore the file from a copy, or run kafka-topics --repair --topic {} to cut the partition back to before it (what follows is kept aside in *.damaged files)",
+        path.display(),
+        topic_of(path)
     )]
     Corrupt {
         path: PathBuf,
@@ -98,5 +99,18 @@ pub trait IoContext<T> {
 impl<T> IoContext<T> for std::io::Result<T> {
     fn context(self, what: impl FnOnce() -> String) -> Result<T> {
         self.map_err(|e| LocalError::io(what(), e))
+    }
+}
+
+/// The topic a partition file belongs to: its directory is `<topic>-<partition>`.
+fn topic_of(path: &std::path::Path) -> String {
+    let dir = path
+        .parent()
+        .and_then(|d| d.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match dir.rsplit_once('-') {
+        Some((topic, partition)) if partition.parse::<u32>().is_ok() => topic.to_string(),
+        _ => "<topic>".to_string(),
     }
 }

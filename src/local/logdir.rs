@@ -24,7 +24,19 @@ use base64::Engine;
 
 use super::error::{IoContext, LocalError, Result};
 use super::lock::{FileLock, LockMode};
-use super::partition::{PartitionConfig, PartitionLog};
+use super::partition::{PartitionConfig, PartitionLog, RepairReport};
+
+/// Names a partition directory's owning topic id, as Kafka's brokers write it.
+const PARTITION_METADATA: &str = "partition.metadata";
+
+/// What [`LogDir::repair_topic`] did to one partition.
+#[derive(Debug)]
+pub struct PartitionRepair {
+    pub partition: u32,
+    /// The topic id its `partition.metadata` named before it was adopted.
+    pub adopted_from: Option<String>,
+    pub report: RepairReport,
+}
 use crate::client::{topic_config, topic_name};
 
 const FORMAT_FILE: &str = "kafkit-format";
@@ -357,27 +369,43 @@ impl LogDir {
     pub fn partition(&self, topic: &str, partition: u32) -> Result<PartitionLog> {
         let dir = self.partition_dir(topic, partition);
         let log = PartitionLog::open(&dir)?;
-        let path = dir.join("partition.metadata");
-        let owner = match fs::read_to_string(&path) {
-            // Kafka's format: `version: 0` and `topic_id: <id>` lines.
-            Ok(text) => text
-                .lines()
-                .find_map(|l| l.strip_prefix("topic_id:"))
-                .map(str::to_string),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(LocalError::io(format!("cannot read {}", path.display()), e)),
-        };
-        if let (Some(owner), Some(meta)) = (owner, self.topic(topic)?)
-            && owner.trim() != meta.id
+        if let (Some(owner), Some(meta)) = (partition_owner(&dir)?, self.topic(topic)?)
+            && owner != meta.id
         {
             return Err(LocalError::Invalid(format!(
-                "{} names topic id {}, but topic '{topic}' has id {}: the directory belongs to another topic; move it away, or restore the topic's own",
-                path.display(),
-                owner.trim(),
+                "{} names topic id {owner}, but topic '{topic}' has id {}: the directory belongs to another topic; move it away, restore the topic's own, or adopt it with kafka-topics --repair --topic {topic}",
+                dir.join(PARTITION_METADATA).display(),
                 meta.id
             )));
         }
         Ok(log)
+    }
+
+    /// Repairs every partition of a topic (`kafka-topics --repair`): a partition directory
+    /// whose `partition.metadata` names another topic id is adopted (its file rewritten), and
+    /// each log is cut back before its first damage (see [`PartitionLog::repair`]).
+    pub fn repair_topic(&self, name: &str) -> Result<Vec<PartitionRepair>> {
+        // Shared: keeps the topic from being deleted meanwhile; each partition locks itself.
+        let _lock = self.lock(LockMode::Shared)?;
+        let meta = self.require_topic(name)?;
+        let config = meta.partition_config();
+        (0..meta.partitions)
+            .map(|partition| {
+                let dir = self.partition_dir(name, partition);
+                let log = PartitionLog::open(&dir)?;
+                let owner = partition_owner(&dir)?;
+                let adopted_from = owner.filter(|owner| *owner != meta.id);
+                if adopted_from.is_some() {
+                    let text = format!("version: 0\ntopic_id: {}\n", meta.id);
+                    write_atomically(&dir.join(PARTITION_METADATA), text.as_bytes())?;
+                }
+                Ok(PartitionRepair {
+                    partition,
+                    adopted_from,
+                    report: log.repair(&config)?,
+                })
+            })
+            .collect()
     }
 
     /// Creates a topic. Configs must already be validated; names are validated here.
@@ -424,7 +452,7 @@ impl LogDir {
                 .root
                 .join(format!(".partition-{:016x}.tmp", rand::random::<u64>()));
             PartitionLog::create_unsynced(&tmp)?;
-            let metadata = tmp.join("partition.metadata");
+            let metadata = tmp.join(PARTITION_METADATA);
             fs::write(&metadata, format!("version: 0\ntopic_id: {}\n", meta.id))
                 .context(|| format!("cannot write {}", metadata.display()))?;
             fs::rename(&tmp, &dir)
@@ -555,6 +583,20 @@ fn parse_properties(text: &str) -> BTreeMap<String, String> {
 }
 
 /// Writes a small file atomically: tmp, fsync, rename, fsync of the directory.
+/// The topic id a partition directory's `partition.metadata` names (Kafka's format: a
+/// `version: 0` and a `topic_id: <id>` line), if it has one.
+fn partition_owner(dir: &Path) -> Result<Option<String>> {
+    let path = dir.join(PARTITION_METADATA);
+    match fs::read_to_string(&path) {
+        Ok(text) => Ok(text
+            .lines()
+            .find_map(|l| l.strip_prefix("topic_id:"))
+            .map(|id| id.trim().to_string())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(LocalError::io(format!("cannot read {}", path.display()), e)),
+    }
+}
+
 pub(crate) fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
     // A short temporary name: the final name may already be as long as a name can be.
     let tmp = path.with_file_name(format!(".{:016x}{TMP_SUFFIX}", rand::random::<u64>()));

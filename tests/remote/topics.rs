@@ -186,6 +186,21 @@ fn existing_and_missing_topics_fail_as_java_does() {
         err.contains("The target replication factor of 3 cannot be reached because only 1 broker(s) are registered"),
         "{err}"
     );
+
+    // kafkit's --repair is for the embedded log; a cluster refuses it with the reason (once
+    // the new topic is in the broker's metadata, so that it is not refused as missing).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let err = loop {
+        let err = our_error(&ours(&["--repair", "--topic", &topic]));
+        if !err.contains("does not exist") || Instant::now() > deadline {
+            break err;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        err.contains("--repair works on the embedded log only"),
+        "{err}"
+    );
     ours_ok(&["--delete", "--topic", &topic]);
 }
 

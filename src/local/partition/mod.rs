@@ -39,16 +39,19 @@
 //! - `recovery`: opening a segment for writing: tail check, torn-tail cut, index rebuild.
 //! - `read`: snapshots, reads of whole batches, the offset for a timestamp.
 //! - `retention`: `retention.ms` and `retention.bytes`.
+//! - `repair`: the explicit cut back to before the first damage (`kafka-topics --repair`).
 //! - `checkpoint`: the `log-start-offset` file.
 //! - `hints`: index entries as scan starts, checked against the log before they are trusted.
 
 mod active;
 mod append;
 pub use append::KeptTail;
+pub use repair::{Cut, RepairReport};
 mod checkpoint;
 mod hints;
 mod read;
 mod recovery;
+mod repair;
 mod retention;
 
 use std::fs::{File, OpenOptions};
