@@ -441,23 +441,17 @@ impl LogDir {
 
     /// Creates partition directories `from..meta.partitions`, clearing orphans of a crashed create.
     fn create_partition_dirs(&self, meta: &TopicMeta, from: u32) -> Result<()> {
+        // Each partition is made in a small staging directory and renamed into the log dir,
+        // so that a partition directory is never seen half made; the log dir's own (large)
+        // directory changes once per partition.
+        let staging = self
+            .root
+            .join(format!(".partition-{:016x}.tmp", rand::random::<u64>()));
+        fs::create_dir(&staging).context(|| format!("cannot create {}", staging.display()))?;
         for p in from..meta.partitions {
-            let dir = self.partition_dir(&meta.name, p);
-            if dir.exists() {
-                fs::remove_dir_all(&dir)
-                    .context(|| format!("cannot remove orphan directory {}", dir.display()))?;
-            }
-            // Short, so that a 249-character topic name never makes it too long.
-            let tmp = self
-                .root
-                .join(format!(".partition-{:016x}.tmp", rand::random::<u64>()));
-            PartitionLog::create_unsynced(&tmp)?;
-            let metadata = tmp.join(PARTITION_METADATA);
-            fs::write(&metadata, format!("version: 0\ntopic_id: {}\n", meta.id))
-                .context(|| format!("cannot write {}", metadata.display()))?;
-            fs::rename(&tmp, &dir)
-                .context(|| format!("cannot rename {} to {}", tmp.display(), dir.display()))?;
+            self.create_partition_dir(meta, p, &staging)?;
         }
+        fs::remove_dir(&staging).context(|| format!("cannot remove {}", staging.display()))?;
         // One flush of the file system makes every new partition durable before the topic's
         // metadata names them (one fsync per file and directory made 100,000 partitions take
         // minutes).
@@ -467,6 +461,32 @@ impl LogDir {
             LocalError::io(format!("cannot sync {}", self.root.display()), e.into())
         })?;
         sync_dir(&self.root)
+    }
+
+    /// Creates one partition directory in `staging`, then renames it into place.
+    fn create_partition_dir(&self, meta: &TopicMeta, p: u32, staging: &Path) -> Result<()> {
+        let dir = self.partition_dir(&meta.name, p);
+        // Short, so that a 249-character topic name never makes it too long.
+        let tmp = staging.join(p.to_string());
+        PartitionLog::create_unsynced(&tmp)?;
+        let metadata = tmp.join(PARTITION_METADATA);
+        fs::write(&metadata, format!("version: 0\ntopic_id: {}\n", meta.id))
+            .context(|| format!("cannot write {}", metadata.display()))?;
+        let rename = || {
+            fs::rename(&tmp, &dir)
+                .context(|| format!("cannot rename {} to {}", tmp.display(), dir.display()))
+        };
+        match fs::rename(&tmp, &dir) {
+            Ok(()) => Ok(()),
+            // An orphan of a create that crashed: replaced (renaming over it fails unless it
+            // is empty, which saves a stat per partition when there is none).
+            Err(_) if dir.exists() => {
+                fs::remove_dir_all(&dir)
+                    .context(|| format!("cannot remove orphan directory {}", dir.display()))?;
+                rename()
+            }
+            Err(_) => rename(),
+        }
     }
 
     fn write_meta(&self, meta: &TopicMeta) -> Result<()> {

@@ -20,7 +20,7 @@ pub(super) enum Source {
 /// How one assigned partition is read.
 #[derive(Debug)]
 pub(super) enum Reader {
-    Local(LocalPartition),
+    Local(Box<LocalPartition>),
     /// Fetched from its leader, with the others, once per round.
     Remote,
 }
@@ -49,20 +49,24 @@ pub(super) struct Bounds {
 }
 
 impl LocalPartition {
-    pub fn new(log: PartitionLog) -> Self {
+    /// A partition just opened with `snapshot`, which the first round reuses.
+    pub fn new(log: PartitionLog, snapshot: Snapshot) -> Self {
         LocalPartition {
             log,
-            snapshot: None,
+            snapshot: Some((snapshot, Instant::now())),
             reused: false,
         }
     }
 
     /// The partition's bounds for reading at `position`: the latest snapshot's while it is
-    /// young and `position` is within it with records left, else a fresh snapshot's.
+    /// young and `position` is within it with records left, or while `position` is its end
+    /// and the files are provably unchanged since (an idle poll: two `stat`s, not a new
+    /// snapshot); else a fresh snapshot's.
     pub fn snapshot(&mut self, position: i64) -> local::Result<Bounds> {
         self.reused = self.snapshot.as_ref().is_some_and(|(s, taken)| {
-            (s.log_start_offset..s.log_end_offset).contains(&position)
-                && taken.elapsed() < SNAPSHOT_REUSE
+            ((s.log_start_offset..s.log_end_offset).contains(&position)
+                && taken.elapsed() < SNAPSHOT_REUSE)
+                || (position == s.log_end_offset && self.log.unchanged_since(s))
         });
         if !self.reused {
             self.snapshot = None;
@@ -185,10 +189,11 @@ impl Source {
                     ),
                     None => None,
                 };
+                let (start, end) = (snap.log_start_offset, snap.log_end_offset);
                 Ok(Opened {
-                    reader: Reader::Local(LocalPartition::new(log)),
-                    start: snap.log_start_offset,
-                    end: snap.log_end_offset,
+                    reader: Reader::Local(Box::new(LocalPartition::new(log, snap))),
+                    start,
+                    end,
                     at_time,
                 })
             }

