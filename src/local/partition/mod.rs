@@ -38,6 +38,7 @@
 //! - `active`: the writer's open active segment: creation, the roll rule, writes, closing.
 //! - `recovery`: opening a segment for writing: tail check, torn-tail cut, index rebuild.
 //! - `read`: snapshots, reads of whole batches, the offset for a timestamp.
+//! - `max_timestamp`: the offset of the record with the greatest timestamp.
 //! - `retention`: `retention.ms` and `retention.bytes`.
 //! - `checkpoint`: the `log-start-offset` file.
 //! - `hints`: index entries as scan starts, checked against the log before they are trusted.
@@ -47,6 +48,7 @@ mod append;
 pub use append::KeptTail;
 mod checkpoint;
 mod hints;
+mod max_timestamp;
 mod read;
 mod recovery;
 mod retention;
