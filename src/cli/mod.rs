@@ -1,7 +1,8 @@
 //! The tools' command lines: clap definitions, Kafka's validation and messages, output.
 //!
-//! - [`topics`], [`producer`], [`consumer`], [`groups`], [`get_offsets`]: one module per
-//!   tool, each with `command()` (the clap definition) and `main()`.
+//! - [`topics`], [`producer`], [`consumer`], [`groups`], [`get_offsets`],
+//!   [`broker_api_versions`]: one module per tool, each with `command()` (the clap definition)
+//!   and `main()`.
 //! - [`line_reader`], [`formatter`]: the console tools' LineMessageReader and
 //!   DefaultMessageFormatter.
 //! - [`properties`]: `key=value` options and Java properties files; [`client_config`]:
@@ -12,6 +13,7 @@
 //! Exit codes: 0 ok, 1 runtime error, 2 usage error, 130, 143 or 129 when ended by SIGINT,
 //! SIGTERM or SIGHUP. Errors and warnings go to stderr, results to stdout.
 
+pub mod broker_api_versions;
 pub mod client_config;
 pub mod consumer;
 pub mod formatter;
@@ -208,6 +210,7 @@ pub fn tool_commands() -> Vec<clap::Command> {
         consumer::command(),
         groups::command(),
         get_offsets::command(),
+        broker_api_versions::command(),
     ]
     .into_iter()
     .map(with_common_args)
