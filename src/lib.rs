@@ -6,8 +6,8 @@
 //! - [`partitioner`]: Kafka's default partitioner (murmur2 of the key, sticky for null keys).
 //! - [`client`]: the client API the tools use, the same on the embedded log and a cluster.
 //!   It is the library's API, with [`record`] and [`partitioner`].
-//! - [`cli`]: clap definitions, option validation and output of the four tools (the binaries'
-//!   code; not an API).
+//! - [`cli`]: clap definitions, option validation and output of the tools (the binaries' code;
+//!   not an API).
 //!
 //! Behind the client API, private to the crate:
 //! - `local`: the embedded log: log dir, topics, partitions, segments, indexes, recovery, locks.

@@ -1,7 +1,8 @@
-//! The four tools' command lines: clap definitions, Kafka's validation and messages, output.
+//! The tools' command lines: clap definitions, Kafka's validation and messages, output.
 //!
-//! - [`topics`], [`producer`], [`consumer`], [`groups`]: one module per tool, each with
-//!   `command()` (the clap definition) and `main()`.
+//! - [`topics`], [`producer`], [`consumer`], [`groups`], [`get_offsets`],
+//!   [`broker_api_versions`]: one module per tool, each with `command()` (the clap definition)
+//!   and `main()`.
 //! - [`line_reader`], [`formatter`]: the console tools' LineMessageReader and
 //!   DefaultMessageFormatter.
 //! - [`properties`]: `key=value` options and Java properties files; [`client_config`]:
@@ -12,9 +13,11 @@
 //! Exit codes: 0 ok, 1 runtime error, 2 usage error, 130, 143 or 129 when ended by SIGINT,
 //! SIGTERM or SIGHUP. Errors and warnings go to stderr, results to stdout.
 
+pub mod broker_api_versions;
 pub mod client_config;
 pub mod consumer;
 pub mod formatter;
+pub mod get_offsets;
 pub mod groups;
 pub mod json;
 pub mod line_reader;
@@ -199,13 +202,15 @@ pub fn new_table(header: &[&str]) -> comfy_table::Table {
     table
 }
 
-/// The four tools' complete clap commands, for completions and man pages.
+/// The tools' complete clap commands, for completions and man pages.
 pub fn tool_commands() -> Vec<clap::Command> {
     [
         topics::command(),
         producer::command(),
         consumer::command(),
         groups::command(),
+        get_offsets::command(),
+        broker_api_versions::command(),
     ]
     .into_iter()
     .map(with_common_args)
@@ -334,6 +339,24 @@ pub fn connection_args(cmd: clap::Command) -> clap::Command {
             .help("Kafka cluster to connect to (omit to use the embedded log)")
             .help_heading("Connection"),
     )
+}
+
+/// Kafka's bootstrap check: every entry is `[scheme://]host:port`.
+pub(crate) fn validate_bootstrap(servers: &str) -> Result<(), CliError> {
+    if servers.trim().is_empty() {
+        return usage("Error while validating the bootstrap address");
+    }
+    for entry in servers.split(',') {
+        let entry = entry.trim();
+        let hostport = entry.split_once("://").map_or(entry, |(_, rest)| rest);
+        let ok = hostport
+            .rsplit_once(':')
+            .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+        if !ok {
+            return usage("Please provide valid host:port like host1:9091,host2:9092");
+        }
+    }
+    Ok(())
 }
 
 /// Where the common connection arguments point: `--bootstrap-server`, else `bootstrap.servers`

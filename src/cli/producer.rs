@@ -22,7 +22,7 @@ use super::line_reader::LineReader;
 use super::progress::{self, Progress, Total};
 use super::properties::{self, Properties};
 use super::signals::Interrupt;
-use super::{CliError, connection_args, open_client, run_tool, usage};
+use super::{CliError, connection_args, open_client, run_tool, usage, validate_bootstrap};
 use crate::client::{
     BatchSettings, ClientError, Producer, ProducerRecord, ProducerSettings, topic_name,
 };
@@ -380,24 +380,6 @@ fn compression(m: &ArgMatches) -> Result<Compression, CliError> {
             "Invalid value {codec} for configuration compression.type: String must be one of: none, gzip, snappy, lz4, zstd"
         ))
     })
-}
-
-/// Kafka's bootstrap check: every entry is `[scheme://]host:port`.
-pub(crate) fn validate_bootstrap(servers: &str) -> Result<(), CliError> {
-    if servers.trim().is_empty() {
-        return usage("Error while validating the bootstrap address");
-    }
-    for entry in servers.split(',') {
-        let entry = entry.trim();
-        let hostport = entry.split_once("://").map_or(entry, |(_, rest)| rest);
-        let ok = hostport
-            .rsplit_once(':')
-            .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
-        if !ok {
-            return usage("Please provide valid host:port like host1:9091,host2:9092");
-        }
-    }
-    Ok(())
 }
 
 /// `--input`: text (Kafka's line reader) or json.

@@ -39,6 +39,11 @@ pub enum ClientError {
         #[source]
         source: Box<ClientError>,
     },
+    /// A cluster-only call on the embedded log, which has no broker (API versions, say).
+    #[error(
+        "the embedded log has no broker to ask; give --bootstrap-server host:port to ask a cluster's brokers"
+    )]
+    NoBroker,
     /// No `--log-dir` and no environment variable says where the embedded log lives.
     #[error(
         "cannot find a home for the embedded log: set --log-dir, KAFKIT_LOG_DIR, XDG_DATA_HOME or HOME"

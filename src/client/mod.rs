@@ -5,16 +5,18 @@
 //! and `remote`, private to the crate) and dispatched here, so the tools never know where the
 //! data lives.
 //!
+//! - [`brokers`]: a cluster's brokers and the API versions each supports.
 //! - [`consumer`]: the consumer engine: assignment, fetching, offset reset, commits, and group
 //!   membership on either backend.
 //! - [`groups`]: consumer-group admin: list, describe, reset offsets, delete.
-//! - [`offsets`]: partition offsets: earliest, latest, by time.
+//! - [`offsets`]: partition offsets: earliest, latest, max timestamp, by time.
 //! - [`producer`]: the producer: one accumulator, batches handed to either backend.
 //! - [`topics`]: topic admin: list, describe, configs, create, add partitions, delete.
 //! - [`topic_name`], [`topic_config`]: Kafka's topic-name rules and topic configs;
 //!   [`topic_pattern`]: topic patterns in Java's regex syntax.
 //! - [`error`]: [`ClientError`], one error type with Kafka's error kinds.
 
+pub mod brokers;
 pub mod consumer;
 pub mod error;
 pub mod groups;

@@ -1,5 +1,6 @@
 //! Partition offsets on either backend, as Kafka's ListOffsets gives them: the log start
-//! (earliest), the log end (latest), or the first offset at or after a time.
+//! (earliest), the log end (latest), the record with the greatest timestamp, or the first offset
+//! at or after a time.
 //!
 //! Each backend answers once here: the embedded log from a snapshot of each partition, a
 //! cluster with one ListOffsets per partition leader. Group admin and the tools use these.
@@ -13,24 +14,53 @@ use crate::assignor::TopicPartition;
 use crate::local::LogDir;
 use crate::remote::Cluster;
 
-/// Which offset of a partition to look up.
+/// Which offset of a partition to look up (Kafka's `OffsetSpec`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum OffsetSpec {
     /// The log start offset.
     Earliest,
     /// The log end offset (the next offset to be written).
     Latest,
+    /// The offset of the first record with the greatest timestamp in the partition; none when
+    /// the partition holds no record.
+    MaxTimestamp,
+    /// The first offset still in local storage: the log start without tiered storage.
+    EarliestLocal,
+    /// The last offset in tiered storage: none without tiered storage.
+    LatestTiered,
+    /// The first offset not yet uploaded to tiered storage: none without tiered storage.
+    EarliestPendingUpload,
     /// The first offset whose record timestamp is at or after this time (ms since the epoch).
+    /// A negative time other than the special values above is refused, as a broker refuses it.
     Timestamp(i64),
 }
 
 impl OffsetSpec {
-    /// The timestamp ListOffsets carries for it (Kafka's -2 and -1 for earliest and latest).
+    /// The timestamp ListOffsets carries for it (Kafka's -2 and -1 for earliest and latest,
+    /// -3 to -6 for the others).
     pub fn list_offsets_timestamp(self) -> i64 {
         match self {
             OffsetSpec::Earliest => -2,
             OffsetSpec::Latest => -1,
+            OffsetSpec::MaxTimestamp => -3,
+            OffsetSpec::EarliestLocal => -4,
+            OffsetSpec::LatestTiered => -5,
+            OffsetSpec::EarliestPendingUpload => -6,
             OffsetSpec::Timestamp(ts) => ts,
+        }
+    }
+
+    /// The spec a ListOffsets timestamp stands for: -1 to -6 are the special specs, anything
+    /// else a time.
+    pub fn from_list_offsets_timestamp(ts: i64) -> OffsetSpec {
+        match ts {
+            -1 => OffsetSpec::Latest,
+            -2 => OffsetSpec::Earliest,
+            -3 => OffsetSpec::MaxTimestamp,
+            -4 => OffsetSpec::EarliestLocal,
+            -5 => OffsetSpec::LatestTiered,
+            -6 => OffsetSpec::EarliestPendingUpload,
+            ts => OffsetSpec::Timestamp(ts),
         }
     }
 }
@@ -81,12 +111,28 @@ pub(super) fn local(
     out
 }
 
+/// One partition's answer, as a one-broker cluster without tiered storage gives it.
 fn local_offset(dir: &LogDir, topic: &str, partition: u32, spec: OffsetSpec) -> PartitionOffset {
+    // The spec a broker would read from the timestamp on the wire, so that a `Timestamp(-1)`
+    // means what it means to a cluster.
+    let spec = OffsetSpec::from_list_offsets_timestamp(spec.list_offsets_timestamp());
+    if let OffsetSpec::Timestamp(ts) = spec
+        && ts < 0
+    {
+        // A broker answers UNSUPPORTED_VERSION for a negative time it does not know.
+        return Err(ClientError::kafka(
+            ResponseError::UnsupportedVersion,
+            "The version of API is not supported.",
+        ));
+    }
     let log = dir.partition(topic, partition)?;
     let snapshot = log.snapshot()?;
     Ok(match spec {
-        OffsetSpec::Earliest => Some(snapshot.log_start_offset),
+        OffsetSpec::Earliest | OffsetSpec::EarliestLocal => Some(snapshot.log_start_offset),
         OffsetSpec::Latest => Some(snapshot.log_end_offset),
+        OffsetSpec::MaxTimestamp => log.offset_of_max_timestamp(&snapshot)?,
+        // Nothing is tiered: no offset, as a broker answers for a topic without remote storage.
+        OffsetSpec::LatestTiered | OffsetSpec::EarliestPendingUpload => None,
         OffsetSpec::Timestamp(ts) => log.offset_for_timestamp(&snapshot, ts)?,
     })
 }

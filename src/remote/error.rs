@@ -203,6 +203,7 @@ fn description(code: i16) -> Option<&'static str> {
         29 => "Topic authorization failed.",
         31 => "Cluster authorization failed.",
         32 => "The timestamp of the message is out of acceptable range.",
+        35 => "The version of API is not supported.",
         45 => "The broker received an out of order sequence number.",
         47 => "Producer attempted to produce with an old epoch.",
         56 => "Disk error when trying to access log file on the disk.",

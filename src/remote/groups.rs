@@ -30,10 +30,12 @@ use super::coordinator::{
 use super::error::{RemoteError, Result};
 use super::fetch::Tp;
 use super::net::connection::{Connection, connect_broker};
+use super::protocol::versions::list_offsets_min_version;
 
 /// GROUP_ID_NOT_FOUND.
 pub const GROUP_ID_NOT_FOUND: i16 = 69;
-/// UNSUPPORTED_VERSION: ConsumerGroupDescribe on a broker without the new protocol enabled.
+/// UNSUPPORTED_VERSION: ConsumerGroupDescribe on a broker without the new protocol enabled, or
+/// a ListOffsets timestamp the broker cannot take.
 const UNSUPPORTED_VERSION: i16 = 35;
 /// ConsumerGroupDescribe's member type of a member that joined with the classic protocol.
 const CLASSIC_MEMBER: i8 = 0;
@@ -208,9 +210,10 @@ impl Client {
             .0)
     }
 
-    /// ListOffsets at each partition's leader for `timestamp` (-1 latest, -2 earliest, or a time
-    /// in ms): per partition, the offset (`None` when no record is at or after the time) or the
-    /// error. Partitions without a leader get LEADER_NOT_AVAILABLE.
+    /// ListOffsets at each partition's leader for `timestamp` (-1 latest, -2 earliest, -3 to -6
+    /// Kafka's other specs, or a time in ms): per partition, the offset (`None` when the broker
+    /// has none, such as no record at or after the time) or the error. Partitions without a
+    /// leader get LEADER_NOT_AVAILABLE; a leader too old for the timestamp, UNSUPPORTED_VERSION.
     pub async fn list_offsets(
         &mut self,
         tps: &[Tp],
@@ -250,6 +253,21 @@ impl Client {
             };
             let mut conn = connect_broker(b.id, &b.host, b.port, &config).await?;
             let version = conn.version::<ListOffsetsRequest>()?;
+            let needed = list_offsets_min_version(timestamp);
+            if version < needed {
+                // As Java's admin client: the partitions fail, the call does not.
+                for tp in tps {
+                    let error = RemoteError::broker(
+                        UNSUPPORTED_VERSION,
+                        Some(&format!(
+                            "{} supports ListOffsets up to v{version}; asking for timestamp {timestamp} needs v{needed}",
+                            conn.addr()
+                        )),
+                    );
+                    out.insert(tp.clone(), Err(error));
+                }
+                continue;
+            }
             let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
             for tp in &tps {
                 by_topic.entry(&tp.0).or_default().push(tp.1);

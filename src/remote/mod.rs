@@ -15,12 +15,14 @@
 //!    - [`admin`]: the bootstrap list and the admin calls (Metadata, DescribeTopicPartitions,
 //!      DescribeConfigs, IncrementalAlterConfigs, DescribeCluster, CreateTopics,
 //!      CreatePartitions, DeleteTopics).
+//!    - [`brokers`]: every broker's ApiVersions, annotated with kafkit's use of each API.
 //!    - [`produce`]: the producer: leader routing, InitProducerId, Produce with retries.
 //!    - [`error`]: [`RemoteError`], one line per failure, naming the broker.
 //!
 //! [`Cluster`] wraps the async client for the blocking command-line tools.
 
 mod admin;
+mod brokers;
 pub(crate) mod consumer_protocol;
 mod coordinator;
 pub mod error;
@@ -170,6 +172,18 @@ impl Cluster {
     ) -> Result<std::collections::HashMap<Tp, Result<Option<i64>>>> {
         self.runtime
             .block_on(self.client.list_offsets(tps, timestamp))
+    }
+
+    /// See [`Client::broker_api_versions`].
+    pub fn broker_api_versions(
+        &mut self,
+    ) -> Result<
+        Vec<(
+            crate::client::brokers::BrokerNode,
+            Result<Vec<crate::client::brokers::ApiVersionSupport>>,
+        )>,
+    > {
+        self.runtime.block_on(self.client.broker_api_versions())
     }
 
     /// Turns the client into a consumer's fetcher.

@@ -184,3 +184,4 @@ impl Kafkit {
 }
 
 pub mod broker;
+pub mod offsets;

@@ -6,8 +6,10 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod broker_api_versions;
 mod consumer;
 mod consumer_group;
+mod get_offsets;
 mod groups;
 mod json;
 mod kcat;

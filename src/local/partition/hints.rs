@@ -9,9 +9,12 @@ use std::path::Path;
 
 use super::open_optional;
 use crate::local::index::{
-    OFFSET_ENTRY_SIZE, OffsetEntry, TimeEntry, lookup_offset, read_offset_entry,
+    OFFSET_ENTRY_SIZE, OffsetEntry, TIME_ENTRY_SIZE, TimeEntry, lookup_offset, read_offset_entry,
+    read_time_entry,
 };
-use crate::local::segment::{INDEX_SUFFIX, SCAN_CHUNK, Scanner, Step, check_header, segment_path};
+use crate::local::segment::{
+    INDEX_SUFFIX, SCAN_CHUNK, Scanner, Step, TIMEINDEX_SUFFIX, check_header, segment_path,
+};
 use crate::record::{BATCH_OVERHEAD, BatchHeader};
 
 /// Whether an offset-index entry names the start of a plausible batch whose last offset is the
@@ -65,6 +68,17 @@ pub(super) fn reader_position_for(
         entry_points_at_batch(log, base, limit, e).then_some(e.position as u64)
     };
     hint().unwrap_or(0)
+}
+
+/// The last entry of a segment's time index, unchecked (see [`time_entry_checks_out`]); `None`
+/// when the index is missing, empty, torn mid-entry or unreadable.
+pub(super) fn last_time_entry(dir: &Path, base: i64) -> Option<TimeEntry> {
+    let index = open_optional(&segment_path(dir, base, TIMEINDEX_SUFFIX), false).ok()??;
+    let len = index.metadata().ok()?.len();
+    if len % TIME_ENTRY_SIZE != 0 {
+        return None;
+    }
+    read_time_entry(&index, (len / TIME_ENTRY_SIZE).checked_sub(1)?).ok()
 }
 
 /// Whether a time-index entry (T, O) agrees with the log: the batch holding offset O must have

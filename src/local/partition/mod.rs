@@ -38,6 +38,7 @@
 //! - `active`: the writer's open active segment: creation, the roll rule, writes, closing.
 //! - `recovery`: opening a segment for writing: tail check, torn-tail cut, index rebuild.
 //! - `read`: snapshots, reads of whole batches, the offset for a timestamp.
+//! - `max_timestamp`: the offset of the record with the greatest timestamp.
 //! - `retention`: `retention.ms` and `retention.bytes`.
 //! - `repair`: the explicit cut back to before the first damage (`kafka-topics --repair`).
 //! - `checkpoint`: the `log-start-offset` file.
@@ -50,6 +51,7 @@ pub use append::KeptTail;
 pub use repair::{Cut, RepairReport};
 mod checkpoint;
 mod hints;
+mod max_timestamp;
 mod read;
 mod recovery;
 mod repair;

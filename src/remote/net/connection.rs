@@ -163,6 +163,11 @@ impl Connection {
         &self.addr
     }
 
+    /// The API versions the broker advertised when the connection opened.
+    pub fn broker_versions(&self) -> &BrokerVersions {
+        &self.versions
+    }
+
     /// `request.timeout.ms` of this connection.
     pub fn request_timeout(&self) -> Duration {
         self.config.request_timeout

@@ -1,4 +1,5 @@
-//! The requests kafkit sends, tied to their API key, name and response type.
+//! The requests kafkit sends, tied to their API key, name and response type; Kafka's names of
+//! API keys.
 //!
 //! The kafka-protocol crate's own `Request` trait exists only with both its `client` and `broker`
 //! features (it also requires decoding requests); this trait needs only the `client` half, so
@@ -22,7 +23,7 @@ use kafka_protocol::messages::{
     SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse, SyncGroupRequest,
     SyncGroupResponse,
 };
-use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message};
+use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message, VersionRange};
 
 /// A request kafkit can send.
 pub trait Api: Message + Encodable + HeaderVersion {
@@ -43,7 +44,39 @@ macro_rules! apis {
                 type Response = $response;
             }
         )*
+
+        /// The versions kafkit sends of the API with this key; `None` for an API kafkit never
+        /// sends.
+        pub fn sent_versions(key: i16) -> Option<VersionRange> {
+            $(
+                if key == <$request as Api>::KEY {
+                    return Some(super::versions::ours::<$request>());
+                }
+            )*
+            None
+        }
+
+        /// The keys of the APIs kafkit sends, ascending.
+        pub fn sent_keys() -> Vec<i16> {
+            let mut keys = vec![$(<$request as Api>::KEY),*];
+            keys.sort_unstable();
+            keys
+        }
     };
+}
+
+/// Kafka's name of an API (`Produce`, `ListOffsets`), as its tools print it; `None` for a key
+/// this build does not know. The crate names the keys it knows after the same message specs.
+pub fn api_name(key: i16) -> Option<String> {
+    match ApiKey::try_from(key) {
+        Ok(api) => Some(format!("{api:?}")),
+        // Kafka 4.x's Streams group APIs, which the crate does not have.
+        Err(_) => match key {
+            88 => Some("StreamsGroupHeartbeat".to_string()),
+            89 => Some("StreamsGroupDescribe".to_string()),
+            _ => None,
+        },
+    }
 }
 
 apis! {

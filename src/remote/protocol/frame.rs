@@ -1,12 +1,14 @@
 //! Wire framing: a request is `i32 size | RequestHeader | body`, a response is
 //! `i32 size | ResponseHeader | body`. The kafka-protocol crate encodes headers and bodies; the
-//! size prefix, header versions and the size limit are ours.
+//! size prefix, header versions, the size limit and the layout of versions newer than the crate
+//! (see `versions::layout_version`) are ours.
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
 
 use super::api::Api;
+use super::versions::layout_version;
 
 /// Why a frame could not be built or read (the connection adds the address and API).
 #[derive(Debug, PartialEq, Eq)]
@@ -38,7 +40,7 @@ pub fn encode_request<R: Api>(
         .encode(&mut buf, R::header_version(version))
         .map_err(|e| FrameError::Encode(e.to_string()))?;
     request
-        .encode(&mut buf, version)
+        .encode(&mut buf, layout_version(R::KEY, version))
         .map_err(|e| FrameError::Encode(e.to_string()))?;
     let size = i32::try_from(buf.len() - 4)
         .map_err(|_| FrameError::Encode(format!("request of {} bytes", buf.len())))?;
@@ -73,7 +75,7 @@ pub fn decode_response<R: Api>(
             header.correlation_id
         )));
     }
-    let response = R::Response::decode(&mut frame, version)
+    let response = R::Response::decode(&mut frame, layout_version(R::KEY, version))
         .map_err(|e| FrameError::Malformed(format!("{e}")))?;
     Ok(response)
 }

@@ -3,7 +3,8 @@
 //!
 //! Our range for an API is the kafka-protocol crate's `Message::VERSIONS` (not
 //! `ApiKey::valid_versions()`, which includes versions the schema marks unstable), raised to
-//! Kafka 4.0's floor and capped where a newer version changes semantics we do not handle yet.
+//! Kafka 4.0's floor and capped where a newer version changes semantics we do not handle yet;
+//! a newer version whose fields are an older one's is written in that older layout.
 
 use std::collections::HashMap;
 
@@ -51,8 +52,8 @@ fn our_bounds(key: i16) -> (i16, i16) {
         Ok(ApiKey::Fetch) => (4, 12),
         // v13 names topics by id; v12 is the last with names.
         Ok(ApiKey::Produce) => (3, 12),
-        // v11 (Kafka 4.2) is unknown to the crate anyway; v10 only adds a timeout.
-        Ok(ApiKey::ListOffsets) => (1, 10),
+        // v10 only adds a timeout; v11 (Kafka 4.2) is v10's layout (see SAME_LAYOUT).
+        Ok(ApiKey::ListOffsets) => (1, 11),
         // v4+ take a list of keys (Kafka 2.8+); the single-key form is not written.
         Ok(ApiKey::FindCoordinator) => (4, i16::MAX),
         // v8+ take a list of groups (Kafka 3.0+); v10 names topics by id.
@@ -65,12 +66,52 @@ fn our_bounds(key: i16) -> (i16, i16) {
     }
 }
 
+/// Versions newer than the kafka-protocol crate knows whose request and response fields are
+/// exactly an older version's: `(api key, version, the version whose layout it has)`. Their
+/// bodies are written and read in that layout under the newer number.
+///
+/// ListOffsets v11 (Kafka 4.2, KIP-1023) only lets the timestamp be -6 (earliest pending
+/// upload); a broker refuses -6 at v10.
+const SAME_LAYOUT: [(i16, i16, i16); 1] = [(ApiKey::ListOffsets as i16, 11, 10)];
+
+/// The version whose layout a request or response body of `key` at `version` has: itself,
+/// unless [`SAME_LAYOUT`] maps it.
+pub fn layout_version(key: i16, version: i16) -> i16 {
+    SAME_LAYOUT
+        .iter()
+        .find(|(k, v, _)| *k == key && *v == version)
+        .map_or(version, |(_, _, layout)| *layout)
+}
+
+/// The newest version of `key` kafkit can write: the crate's newest, or a newer one of the same
+/// layout.
+fn newest_writable(key: i16, crate_max: i16) -> i16 {
+    SAME_LAYOUT
+        .iter()
+        .filter(|(k, _, layout)| *k == key && *layout <= crate_max)
+        .map(|(_, v, _)| *v)
+        .fold(crate_max, i16::max)
+}
+
+/// The lowest ListOffsets version whose timestamp field may carry `timestamp`: the special
+/// values came one version at a time, and a broker refuses one below its version with
+/// UNSUPPORTED_VERSION (or, before Kafka 4.0, reads it as a time).
+pub fn list_offsets_min_version(timestamp: i64) -> i16 {
+    match timestamp {
+        -3 => 7,  // max timestamp (KIP-734)
+        -4 => 8,  // earliest local (KIP-405)
+        -5 => 9,  // latest tiered (KIP-1005)
+        -6 => 11, // earliest pending upload (KIP-1023)
+        _ => 1,
+    }
+}
+
 /// The versions of `R` kafkit can send.
 pub fn ours<R: Api>() -> VersionRange {
     let (min, max) = our_bounds(R::KEY);
     VersionRange {
         min: R::VERSIONS.min.max(kip896_floor(R::KEY)).max(min),
-        max: R::VERSIONS.max.min(max),
+        max: newest_writable(R::KEY, R::VERSIONS.max).min(max),
     }
 }
 
@@ -100,6 +141,13 @@ impl BrokerVersions {
                 .map(|(key, min, max)| (key, VersionRange { min, max }))
                 .collect(),
         }
+    }
+
+    /// Every API the broker advertised with its range, by ascending key.
+    pub fn all(&self) -> Vec<(i16, VersionRange)> {
+        let mut all: Vec<(i16, VersionRange)> = self.ranges.iter().map(|(k, r)| (*k, *r)).collect();
+        all.sort_unstable_by_key(|(key, _)| *key);
+        all
     }
 
     /// The broker's range for an API, if it has the API at all.
@@ -138,8 +186,11 @@ mod tests {
         );
         assert_eq!(
             ours::<kafka_protocol::messages::ListOffsetsRequest>(),
-            range(1, 10)
+            range(1, 11)
         );
+        assert_eq!(layout_version(2, 11), 10, "ListOffsets v11 is v10's layout");
+        assert_eq!(layout_version(2, 9), 9);
+        assert_eq!(layout_version(3, 11), 11);
     }
 
     #[test]
