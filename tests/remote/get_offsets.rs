@@ -37,6 +37,22 @@ fn setup() -> String {
         let args = ["--topic", topic.as_str(), "--input", "json"];
         broker::ok("kafka-console-producer", &args, Some(records.as_bytes()));
     }
+    // A new topic reaches the broker's metadata cache shortly after CreateTopics answers: wait
+    // until every partition is listed, so that both tools see the same topics.
+    let partitions: usize = offsets::TOPICS.iter().map(|(_, n)| *n as usize).sum();
+    let pattern = format!("{prefix}-.*");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while broker::ok(TOOL, &["--topic", &pattern, "--time", "latest"], None)
+        .lines()
+        .count()
+        < partitions
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the topics of {prefix} did not all appear in the broker's metadata within 20 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     prefix
 }
 
