@@ -896,20 +896,21 @@ mod tests {
     }
 
     #[test]
-    fn a_thousand_partitions_reset_and_describe_quickly() {
+    fn a_thousand_partitions_reset_and_describe() {
+        // How fast is measured by `bench/groups.py`, not here (a timed test fails under load).
         let dir = tempfile::tempdir().unwrap();
         let store = GroupStore::new(dir.path());
-        let offsets: BTreeMap<TopicPartition, i64> = (0..1000).map(|p| (tp("t", p), 7)).collect();
-        let start = std::time::Instant::now();
+        let offsets: BTreeMap<TopicPartition, i64> =
+            (0..1000).map(|p| (tp("t", p), 7 + i64::from(p))).collect();
         store.reset_offsets("g", &offsets).unwrap();
         let d = store.describe("g").unwrap().unwrap();
-        // The budget for the whole command is 0.5 s; storage must be a small part.
-        assert!(
-            start.elapsed() < Duration::from_millis(200),
-            "{:?}",
-            start.elapsed()
-        );
         assert_eq!(d.offsets.len(), 1000);
+        let committed = store.committed("g").unwrap();
+        let read: BTreeMap<TopicPartition, i64> = committed
+            .into_iter()
+            .map(|(tp, c)| (tp, c.offset))
+            .collect();
+        assert_eq!(read, offsets);
     }
 
     #[test]
