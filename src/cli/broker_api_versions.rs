@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::anyhow;
-use clap::{Arg, ArgMatches, Command};
+use clap::{ArgMatches, Command};
 
 use super::{CliError, connect_options, connection_args, properties, run_tool};
 use crate::client::brokers::{ApiUsability, ApiVersionSupport, BrokerNode};
@@ -31,11 +31,7 @@ pub fn command() -> Command {
     let cmd = Command::new("kafka-broker-api-versions")
         .about("Print the API versions each broker of a cluster supports, and the version kafkit uses of each.")
         .arg(
-            Arg::new("command-config")
-                .long("command-config")
-                .value_name("command config property file")
-                .help("Property file containing configs to be passed to the admin client.")
-                .help_heading("Connection"),
+            crate::cli::admin_config_arg("command config property file", "Property file containing configs to be passed to the admin client."),
         );
     connection_args(cmd)
 }

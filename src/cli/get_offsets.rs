@@ -90,11 +90,7 @@ pub fn command() -> Command {
             ArgAction::SetTrue,
         ))
         .arg(
-            Arg::new("command-config")
-                .long("command-config")
-                .value_name("config file")
-                .help("Property file containing configs to be passed to the admin client.")
-                .help_heading("Connection"),
+            crate::cli::admin_config_arg("config file", "Property file containing configs to be passed to the admin client."),
         );
     connection_args(cmd)
 }

@@ -134,6 +134,15 @@ pub(crate) fn flag_option(
         .help_heading(heading)
 }
 
+/// The `--command-config` option of an admin tool (each of Kafka's tools words it its own way).
+pub(crate) fn admin_config_arg(value_name: &'static str, help: &'static str) -> clap::Arg {
+    clap::Arg::new("command-config")
+        .long("command-config")
+        .value_name(value_name)
+        .help(help)
+        .help_heading("Connection")
+}
+
 /// A value parser that accepts any text (the tools validate it with Kafka's messages) but
 /// offers fixed choices to `--help`, shell completions and man pages.
 #[derive(Clone, Debug)]

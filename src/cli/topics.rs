@@ -188,11 +188,7 @@ pub fn command() -> Command {
         )
         .arg(OutputFormat::arg())
         .arg(
-            Arg::new("command-config")
-                .long("command-config")
-                .value_name("command config property file")
-                .help("Property file containing configs to be passed to the admin client.")
-                .help_heading("Connection"),
+            crate::cli::admin_config_arg("command config property file", "Property file containing configs to be passed to the admin client."),
         );
     connection_args(cmd)
 }

@@ -137,15 +137,10 @@ pub fn command() -> Command {
             .help_heading("Output")
             .value_parser(crate::cli::Suggest(&output::FORMATS)),
     );
-    connection_args(
-        cmd.arg(
-            Arg::new("command-config")
-                .long("command-config")
-                .value_name("command config property file")
-                .help("Property file containing configs to be passed to Admin Client.")
-                .help_heading("Connection"),
-        ),
-    )
+    connection_args(cmd.arg(crate::cli::admin_config_arg(
+        "command config property file",
+        "Property file containing configs to be passed to Admin Client.",
+    )))
 }
 
 /// Entry point of the `kafka-consumer-groups` binary.

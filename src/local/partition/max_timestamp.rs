@@ -12,15 +12,14 @@
 
 use std::fs::File;
 use std::io::ErrorKind;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use super::hints::{last_time_entry, reader_position_for, time_entry_checks_out};
+use super::read::first_record_where;
 use super::{PartitionLog, SegmentInfo, Snapshot, corrupt};
-use crate::local::error::{IoContext, LocalError, Result};
+use crate::local::error::{LocalError, Result};
 use crate::local::index::TimeEntry;
 use crate::local::segment::{LOG_SUFFIX, SCAN_CHUNK, Scanner, Step, segment_path};
-use crate::record::for_each_record;
 
 /// A segment's greatest batch max timestamp, and where to start looking for its first batch.
 struct SegmentMax {
@@ -150,7 +149,7 @@ fn first_record_with(
     max: &SegmentMax,
     start: i64,
 ) -> Result<Option<i64>> {
-    let mut scanner = Scanner::new(
+    let scanner = Scanner::new(
         log,
         path,
         seg.base_offset,
@@ -158,37 +157,13 @@ fn first_record_with(
         seg.size,
         SCAN_CHUNK,
     );
-    let (mut scratch, mut batch_buf) = (Vec::new(), Vec::new());
-    loop {
-        let (position, header, bytes) = match scanner.next()? {
-            Step::End => return Ok(None),
-            Step::Bad { position, reason } => return Err(corrupt(path, position, reason)),
-            Step::Batch(b) => (b.position, b.header, b.bytes),
-        };
-        if header.max_timestamp != max.timestamp || header.last_offset() < start {
-            continue;
-        }
-        let bytes = match bytes {
-            Some(b) => b,
-            None => {
-                batch_buf.resize(header.total_size(), 0);
-                log.read_exact_at(&mut batch_buf, position)
-                    .context(|| format!("cannot read {}", path.display()))?;
-                &batch_buf[..]
-            }
-        };
-        let mut found = None;
-        for_each_record(bytes, &mut scratch, |r| {
-            if found.is_none() && r.timestamp == max.timestamp && r.offset >= start {
-                found = Some(r.offset);
-            }
-            Ok(())
-        })
-        .map_err(|e| corrupt(path, position, e.to_string()))?;
-        if found.is_some() {
-            return Ok(found);
-        }
-    }
+    first_record_where(
+        log,
+        path,
+        scanner,
+        |h| h.max_timestamp == max.timestamp && h.last_offset() >= start,
+        |timestamp, offset| timestamp == max.timestamp && offset >= start,
+    )
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::ErrorKind;
 use std::os::unix::fs::FileExt;
+use std::path::Path;
 
 use super::checkpoint::{read_log_start, read_recovery_point};
 use super::hints::{reader_last_entry, reader_position_for, time_entry_checks_out};
@@ -16,7 +17,7 @@ use crate::local::lock::LockMode;
 use crate::local::segment::{
     LOG_SUFFIX, SCAN_CHUNK, Scanner, Step, TIMEINDEX_SUFFIX, find_valid_batch_after, segment_path,
 };
-use crate::record::for_each_record;
+use crate::record::{BatchHeader, for_each_record};
 
 /// Offsets run on from one segment to the next: a later segment that starts past where the
 /// previous one ended means a segment is missing, whose records must not be skipped silently.
@@ -279,8 +280,6 @@ impl PartitionLog {
     /// Segments deleted by retention since the snapshot are skipped.
     pub fn offset_for_timestamp(&self, snapshot: &Snapshot, ts: i64) -> Result<Option<i64>> {
         let segs = &snapshot.segments;
-        let mut scratch = Vec::new();
-        let mut batch_buf = Vec::new();
         for (i, seg) in segs.iter().enumerate() {
             let base = seg.base_offset;
             let next_base = segs.get(i + 1).map(|s| s.base_offset);
@@ -327,40 +326,63 @@ impl PartitionLog {
                 ),
                 None => 0,
             };
-            let mut scanner = Scanner::new(&log, &path, base, start, seg.size, SCAN_CHUNK);
-            loop {
-                let (position, header, bytes) = match scanner.next()? {
-                    Step::End => break,
-                    Step::Bad { position, reason } => return Err(corrupt(&path, position, reason)),
-                    Step::Batch(b) => (b.position, b.header, b.bytes),
-                };
-                if header.max_timestamp < ts || header.last_offset() < snapshot.log_start_offset {
-                    continue;
-                }
-                let bytes = match bytes {
-                    Some(b) => b,
-                    None => {
-                        batch_buf.resize(header.total_size(), 0);
-                        log.read_exact_at(&mut batch_buf, position)
-                            .context(|| format!("cannot read {}", path.display()))?;
-                        &batch_buf[..]
-                    }
-                };
-                let mut found = None;
-                for_each_record(bytes, &mut scratch, |r| {
-                    if found.is_none() && r.timestamp >= ts && r.offset >= snapshot.log_start_offset
-                    {
-                        found = Some(r.offset);
-                    }
-                    Ok(())
-                })
-                .map_err(|e| corrupt(&path, position, e.to_string()))?;
-                if found.is_some() {
-                    return Ok(found);
-                }
+            let scanner = Scanner::new(&log, &path, base, start, seg.size, SCAN_CHUNK);
+            let log_start = snapshot.log_start_offset;
+            let found = first_record_where(
+                &log,
+                &path,
+                scanner,
+                |h| h.max_timestamp >= ts && h.last_offset() >= log_start,
+                |timestamp, offset| timestamp >= ts && offset >= log_start,
+            )?;
+            if found.is_some() {
+                return Ok(found);
             }
         }
         Ok(None)
+    }
+}
+
+/// The offset of the first record the scan reaches that `wanted` accepts (by its timestamp
+/// and offset), looking into the batches `may_hold` accepts by their header. Batches are read
+/// whole and CRC-checked; damage is [`LocalError::Corrupt`].
+pub(super) fn first_record_where(
+    log: &File,
+    path: &Path,
+    mut scanner: Scanner<'_>,
+    may_hold: impl Fn(&BatchHeader) -> bool,
+    wanted: impl Fn(i64, i64) -> bool,
+) -> Result<Option<i64>> {
+    let (mut scratch, mut batch_buf) = (Vec::new(), Vec::new());
+    loop {
+        let (position, header, bytes) = match scanner.next()? {
+            Step::End => return Ok(None),
+            Step::Bad { position, reason } => return Err(corrupt(path, position, reason)),
+            Step::Batch(b) => (b.position, b.header, b.bytes),
+        };
+        if !may_hold(&header) {
+            continue;
+        }
+        let bytes = match bytes {
+            Some(b) => b,
+            None => {
+                batch_buf.resize(header.total_size(), 0);
+                log.read_exact_at(&mut batch_buf, position)
+                    .context(|| format!("cannot read {}", path.display()))?;
+                &batch_buf[..]
+            }
+        };
+        let mut found = None;
+        for_each_record(bytes, &mut scratch, |r| {
+            if found.is_none() && wanted(r.timestamp, r.offset) {
+                found = Some(r.offset);
+            }
+            Ok(())
+        })
+        .map_err(|e| corrupt(path, position, e.to_string()))?;
+        if found.is_some() {
+            return Ok(found);
+        }
     }
 }
 
