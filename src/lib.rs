@@ -3,10 +3,12 @@
 //! # Layout
 //!
 //! - [`record`]: Record, RecordBatch v2 encode and decode, varints, CRC-32C, compression codecs.
+//! - [`log_files`]: the layouts of Kafka's `.index`, `.timeindex`, `.txnindex` and producer
+//!   `.snapshot` files, shared by the embedded log and `kafka-dump-log`.
 //! - [`partitioner`]: Kafka's default partitioner (murmur2 of the key, sticky for null keys).
 //! - [`client`]: the client API the tools use, the same on the embedded log and a cluster.
 //!   It is the library's API, with [`record`] and [`partitioner`].
-//! - [`cli`]: clap definitions, option validation and output of the four tools (the binaries'
+//! - [`cli`]: clap definitions, option validation and output of the tools (the binaries'
 //!   code; not an API).
 //!
 //! Behind the client API, private to the crate:
@@ -30,6 +32,7 @@ pub mod client;
 pub mod fuzzing;
 #[doc(hidden)]
 pub mod local;
+pub mod log_files;
 pub mod partitioner;
 pub mod record;
 pub(crate) mod remote;
