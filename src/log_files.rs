@@ -114,9 +114,8 @@ pub fn producer_snapshot(bytes: &[u8]) -> Result<Vec<ProducerEntry>, SnapshotErr
 /// The entries after the version, as Kafka's generated `ProducerSnapshot` reader takes them.
 fn schema_entries(bytes: &[u8]) -> Result<Vec<ProducerEntry>, SnapshotError> {
     if bytes.len() < PRODUCER_ENTRIES_AT + 4 {
-        return Err(SnapshotError::Schema(
-            "Tried to read 4 bytes, but only 0 bytes are available".into(),
-        ));
+        // A buffer underflow, which has no message.
+        return Err(SnapshotError::Schema("null".into()));
     }
     let count = be_i32(bytes, PRODUCER_ENTRIES_AT);
     let body = &bytes[PRODUCER_ENTRIES_AT + 4..];

@@ -124,9 +124,8 @@ impl RecordView<'_> {
 pub fn record_error(e: RecordError) -> JavaError {
     match e {
         RecordError::Invalid(m) => JavaError::new(INVALID_RECORD, m),
-        RecordError::Compression { codec, message } => JavaError::kafka(format!(
-            "Failed to decompress record stream ({codec}: {message})"
-        )),
+        // Kafka's first line names no cause (the codec's own message follows it).
+        RecordError::Compression { .. } => JavaError::kafka("Failed to decompress record stream"),
         other => JavaError::kafka(other.to_string()),
     }
 }

@@ -222,6 +222,18 @@ impl FileBatch<'_> {
         Ok(self.header.as_deref().expect("loaded"))
     }
 
+    /// The first `size` bytes of a pre-0.11 message set (its header), or the whole of it if
+    /// loaded.
+    pub fn legacy_header(&mut self, size: usize) -> Result<&[u8], JavaError> {
+        if self.full.is_some() {
+            return Ok(self.full.as_deref().expect("loaded"));
+        }
+        if self.header.is_none() {
+            self.header = Some(self.load(size, "record batch header")?);
+        }
+        Ok(self.header.as_deref().expect("loaded"))
+    }
+
     /// The whole batch (`loadFullBatch`).
     pub fn full(&mut self) -> Result<&[u8], JavaError> {
         if self.full.is_none() {

@@ -193,10 +193,11 @@ fn string_hash(s: &str) -> i32 {
         .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
 }
 
-/// The order in which a `java.util.HashMap<String, _>` that had `keys` put into it (distinct,
-/// in insertion order) iterates them: by bucket of the final table (16 buckets, doubling
-/// whenever the map grows past three quarters), then by insertion within a bucket. Kafka's
-/// tool prints its error summaries per file in this order.
+/// The order in which a `java.util.HashMap<String, _>` that had `keys` added by
+/// `computeIfAbsent` (distinct, in that order) iterates them: by bucket of the final table (16
+/// buckets, doubling whenever the map grows past three quarters), and within a bucket the last
+/// added first (`computeIfAbsent` puts a new key at the head of its bucket; a resize keeps the
+/// order). Kafka's tool prints its summaries per file in this order.
 pub fn hash_map_order<S: AsRef<str>>(keys: &[S]) -> Vec<usize> {
     let mut capacity = 16usize;
     while keys.len() > capacity * 3 / 4 {
@@ -207,7 +208,7 @@ pub fn hash_map_order<S: AsRef<str>>(keys: &[S]) -> Vec<usize> {
         ((h ^ ((h as u32) >> 16) as i32) as u32 as usize) & (capacity - 1)
     };
     let mut order: Vec<usize> = (0..keys.len()).collect();
-    order.sort_by_key(|&i| (bucket(keys[i].as_ref()), i));
+    order.sort_by_key(|&i| (bucket(keys[i].as_ref()), std::cmp::Reverse(i)));
     order
 }
 
@@ -248,9 +249,9 @@ mod tests {
 
     #[test]
     fn hash_map_order_follows_java() {
-        // "Aa" and "BB" share a hash code: insertion order within the bucket.
+        // "Aa" and "BB" share a hash code: the last added first within the bucket.
         assert_eq!(string_hash("Aa"), string_hash("BB"));
-        assert_eq!(hash_map_order(&["BB", "Aa"]), vec![0, 1]);
+        assert_eq!(hash_map_order(&["BB", "Aa"]), vec![1, 0]);
         // Java's HashMap iterates {"b", "a"} as a, b (hashes 98 and 97).
         assert_eq!(hash_map_order(&["b", "a"]), vec![1, 0]);
     }

@@ -8,6 +8,7 @@ use super::file_records::{FileBatch, FileRecords};
 use super::java::{self, JavaError, optional_long, utf8_lossy};
 use super::parsers::MessageParser;
 use super::{Findings, Out, Stop};
+use crate::record::Compression;
 
 /// What the options ask of a log dump.
 pub struct LogOptions<'a> {
@@ -94,7 +95,7 @@ fn snapshot_id(name: &str) -> Result<(i64, i32), JavaError> {
 /// where Kafka's would, with the first part of the line already printed.
 fn print_batch(batch: &mut FileBatch<'_>, position: i64, out: &mut Out) -> Result<(), Stop> {
     if batch.magic < 2 {
-        return Err(legacy_batch(batch).into());
+        return print_legacy_batch(batch, position, out);
     }
     let base_offset = batch.offset;
     let f = Fields::of(batch.header()?)?;
@@ -126,12 +127,50 @@ fn print_batch(batch: &mut FileBatch<'_>, position: i64, out: &mut Out) -> Resul
     Ok(())
 }
 
-/// Message sets of the formats before 0.11 (magic 0 and 1): Kafka 4 writes none and kafkit
-/// does not read them.
-fn legacy_batch(batch: &FileBatch<'_>) -> JavaError {
-    JavaError::kafka(format!(
-        "kafkit's kafka-dump-log cannot read the magic v{} message set at position {}: only \
-         record batches (magic v2, Kafka 0.11 and later) are supported",
+/// The line of a message set of the formats before 0.11 (magic 0 and 1): its one (wrapper)
+/// message's offset, timestamp, codec and CRC-32.
+fn print_legacy_batch(batch: &mut FileBatch<'_>, position: i64, out: &mut Out) -> Result<(), Stop> {
+    let magic = batch.magic;
+    // The message after the offset and size: crc, magic, attributes, [timestamp,] key length.
+    let header_size = 12 + 4 + 1 + 1 + if magic == 0 { 0 } else { 8 } + 4;
+    let message = &batch.legacy_header(header_size)?[12..];
+    let attributes = message[5];
+    let (timestamp_type, timestamp) = if magic == 0 {
+        ("NoTimestampType", -1)
+    } else {
+        let timestamp = i64::from_be_bytes(message[6..14].try_into().expect("8 bytes"));
+        let kind = if attributes & 0x08 == 0 {
+            "CreateTime"
+        } else {
+            "LogAppendTime"
+        };
+        (kind, timestamp)
+    };
+    let crc = u32::from_be_bytes(message[..4].try_into().expect("4 bytes"));
+    let id = i16::from(attributes & 0x07);
+    let codec = Compression::from_id(id)
+        .map_err(|_| JavaError::illegal_argument(format!("Unknown compression type id: {id}")))?
+        .name();
+    let full = &batch.full()?[12..];
+    let valid = full.len() >= 14 && {
+        let mut sum = flate2::Crc::new();
+        sum.update(&full[4..]);
+        sum.sum() == crc
+    };
+    out.line(&format!(
+        "offset: {} position: {position} {timestamp_type}: {timestamp} size: {} magic: {magic} \
+         compresscodec: {codec} crc: {crc} isvalid: {valid}",
+        batch.offset,
+        batch.size_in_bytes(),
+    ))?;
+    Ok(())
+}
+
+/// Records of the formats before 0.11: kafkit does not read them (Kafka 4 writes none).
+fn legacy_records(batch: &FileBatch<'_>) -> Stop {
+    Stop::Unreadable(format!(
+        "the magic v{} message set at position {} predates Kafka 0.11: kafkit's kafka-dump-log \
+         shows its batch line but not its records; use Kafka's own kafka-dump-log for those",
         batch.magic, batch.position
     ))
 }
@@ -144,6 +183,9 @@ fn print_records(
     out: &mut Out,
     non_consecutive: &mut dyn FnMut(i64, i64),
 ) -> Result<(), Stop> {
+    if batch.magic < 2 {
+        return Err(legacy_records(batch));
+    }
     for_each_record(batch, |fields, record| {
         print_record(fields, &record, last_offset, opts, out, non_consecutive)
     })

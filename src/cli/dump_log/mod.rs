@@ -41,83 +41,132 @@ const DEFAULT_MAX_MESSAGE_SIZE: i32 = 5 * 1024 * 1024;
 
 /// The clap definition: Kafka's options, with its descriptions.
 pub fn command() -> Command {
-    let flag = |name, help| flag_option(name, help, "Options", ArgAction::SetTrue);
     Command::new("kafka-dump-log")
         .about(
             "This tool helps to parse a log file and dump its contents to the console, useful \
              for debugging a seemingly corrupt log segment.",
         )
-        .arg(flag(
-            "cluster-metadata-decoder",
-            "If set, log data will be parsed as cluster metadata records.",
-        ))
-        .arg(flag(
-            "deep-iteration",
-            "If set, uses deep instead of shallow iteration. Automatically set if \
-             print-data-log is enabled.",
-        ))
         .arg(
             value_option(
                 "files",
                 "file1, file2, ...",
                 "REQUIRED: The comma separated list of data and index log files to be dumped.",
-                "Options",
+                "Files",
             )
             .value_hint(clap::ValueHint::FilePath),
         )
-        .arg(flag(
+        .args(log_args())
+        .args(decoder_args())
+        .args(index_args())
+}
+
+/// jopt-simple takes a flag given twice; clap would refuse it.
+fn flag(name: &'static str, help: &'static str, heading: &'static str) -> Arg {
+    flag_option(name, help, heading, ArgAction::SetTrue).overrides_with(name)
+}
+
+fn log_args() -> [Arg; 4] {
+    const LOGS: &str = "Log segments";
+    [
+        flag(
+            "deep-iteration",
+            "If set, uses deep instead of shallow iteration. Automatically set if \
+             print-data-log is enabled.",
+            LOGS,
+        ),
+        flag(
+            "print-data-log",
+            "If set, printing the messages content when dumping data logs. Automatically set if \
+             any decoder option is specified.",
+            LOGS,
+        ),
+        flag(
+            "skip-record-metadata",
+            "Skip metadata when printing records. This flag also skips control records.",
+            LOGS,
+        ),
+        int_option(
+            "max-bytes",
+            "Limit the amount of total batches read in bytes avoiding reading the whole .log \
+             file(s). [default: 2147483647]",
+            LOGS,
+        ),
+    ]
+}
+
+fn decoder_args() -> [Arg; 7] {
+    const DECODERS: &str = "Decoders";
+    [
+        decoder_option("key-decoder-class", "keys"),
+        decoder_option("value-decoder-class", "messages"),
+        flag(
+            "offsets-decoder",
+            "If set, log data will be parsed as offset data from the __consumer_offsets topic.",
+            DECODERS,
+        ),
+        flag(
+            "transaction-log-decoder",
+            "If set, log data will be parsed as transaction metadata from the \
+             __transaction_state topic.",
+            DECODERS,
+        ),
+        flag(
+            "share-group-state-decoder",
+            "If set, log data will be parsed as share group state data from the \
+             __share_group_state topic.",
+            DECODERS,
+        ),
+        flag(
+            "cluster-metadata-decoder",
+            "If set, log data will be parsed as cluster metadata records (not supported by \
+             kafkit yet).",
+            DECODERS,
+        ),
+        flag(
+            "remote-log-metadata-decoder",
+            "If set, log data will be parsed as TopicBasedRemoteLogMetadataManager (RLMM) \
+             metadata records (not supported by kafkit).",
+            DECODERS,
+        ),
+    ]
+}
+
+fn index_args() -> [Arg; 3] {
+    const INDEXES: &str = "Indexes";
+    [
+        flag(
+            "verify-index-only",
+            "If set, just verify the index log without printing its content.",
+            INDEXES,
+        ),
+        flag(
             "index-sanity-check",
             "If set, just checks the index sanity without printing its content. This is the \
              same check that is executed on broker startup to determine if an index needs \
              rebuilding or not.",
-        ))
-        .arg(decoder_option("key-decoder-class", "keys"))
-        .arg(int_option(
-            "max-bytes",
-            "Limit the amount of total batches read in bytes avoiding reading the whole .log \
-             file(s). [default: 2147483647]",
-        ))
-        .arg(int_option(
+            INDEXES,
+        ),
+        int_option(
             "max-message-size",
             "Size of largest message. [default: 5242880]",
-        ))
-        .arg(flag(
-            "offsets-decoder",
-            "If set, log data will be parsed as offset data from the __consumer_offsets topic.",
-        ))
-        .arg(flag(
-            "print-data-log",
-            "If set, printing the messages content when dumping data logs. Automatically set if \
-             any decoder option is specified.",
-        ))
-        .arg(flag(
-            "remote-log-metadata-decoder",
-            "If set, log data will be parsed as TopicBasedRemoteLogMetadataManager (RLMM) \
-             metadata records (not supported by kafkit).",
-        ))
-        .arg(flag(
-            "share-group-state-decoder",
-            "If set, log data will be parsed as share group state data from the \
-             __share_group_state topic.",
-        ))
-        .arg(flag(
-            "skip-record-metadata",
-            "Skip metadata when printing records. This flag also skips control records.",
-        ))
-        .arg(flag(
-            "transaction-log-decoder",
-            "If set, log data will be parsed as transaction metadata from the \
-             __transaction_state topic.",
-        ))
-        .arg(decoder_option("value-decoder-class", "messages"))
-        .arg(flag(
-            "verify-index-only",
-            "If set, just verify the index log without printing its content.",
-        ))
+            INDEXES,
+        ),
+    ]
 }
 
-fn int_option(name: &'static str, help: &'static str) -> Arg {
-    value_option(name, "size", help, "Options").value_parser(clap::value_parser!(i32))
+/// An integer option. Kafka converts the value only when it is used (`--max-bytes` for a
+/// `.log`, `--max-message-size` for an `.index`), so a bad one is reported then.
+fn int_option(name: &'static str, help: &'static str, heading: &'static str) -> Arg {
+    value_option(name, "size", help, heading)
+}
+
+/// An integer option's value, or its default; a value that is not an `int` is a usage error.
+fn int_value(name: &str, value: Option<&str>, default: i32) -> Result<i32, Stop> {
+    let Some(text) = value else {
+        return Ok(default);
+    };
+    text.parse()
+        .map_err(|_| Stop::Unsupported(format!("Cannot parse argument '{text}' of option {name}")))
 }
 
 /// `--key-decoder-class` and `--value-decoder-class`: the class name is optional.
@@ -129,7 +178,7 @@ fn decoder_option(name: &'static str, what: &'static str) -> Arg {
         "If set, used to deserialize the messages: org.apache.kafka.tools.api.StringDecoder \
          (default), IntegerDecoder or LongDecoder."
     };
-    value_option(name, "String", help, "Options")
+    value_option(name, "String", help, "Decoders")
         .num_args(0..=1)
         .default_missing_value(STRING_DECODER)
 }
@@ -144,8 +193,10 @@ struct Options {
     print_contents: bool,
     deep_iteration: bool,
     skip_record_metadata: bool,
-    max_bytes: i32,
-    index: index::IndexOptions,
+    max_bytes: Option<String>,
+    max_message_size: Option<String>,
+    sanity_only: bool,
+    verify_only: bool,
     /// How contents are printed, or why kafkit cannot print them that way.
     parser: Result<MessageParser, Unsupported>,
 }
@@ -183,15 +234,10 @@ impl Options {
             print_contents,
             deep_iteration: has("deep-iteration") || print_contents,
             skip_record_metadata: has("skip-record-metadata"),
-            max_bytes: m.get_one::<i32>("max-bytes").copied().unwrap_or(i32::MAX),
-            index: index::IndexOptions {
-                sanity_only: has("index-sanity-check"),
-                verify_only: has("verify-index-only"),
-                max_message_size: m
-                    .get_one::<i32>("max-message-size")
-                    .copied()
-                    .unwrap_or(DEFAULT_MAX_MESSAGE_SIZE),
-            },
+            max_bytes: m.get_one::<String>("max-bytes").cloned(),
+            max_message_size: m.get_one::<String>("max-message-size").cloned(),
+            sanity_only: has("index-sanity-check"),
+            verify_only: has("verify-index-only"),
             parser: message_parser(m),
         })
     }
@@ -264,6 +310,8 @@ pub enum Stop {
     Write(std::io::Error),
     /// An option kafkit cannot honour (a usage error).
     Unsupported(String),
+    /// Data kafkit cannot show (a runtime error).
+    Unreadable(String),
 }
 
 impl From<JavaError> for Stop {
@@ -421,6 +469,7 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
                     "cannot write to standard output: {e}"
                 ))),
                 Stop::Unsupported(why) => usage(why),
+                Stop::Unreadable(why) => Err(CliError::Runtime(anyhow::anyhow!("{why}"))),
             }
         }
     }
@@ -453,13 +502,31 @@ fn dump_all(opts: &Options, out: &mut Out, findings: &mut Findings) -> Result<()
                     print_contents: opts.print_contents,
                     deep_iteration: opts.deep_iteration,
                     skip_record_metadata: opts.skip_record_metadata,
-                    max_bytes: opts.max_bytes,
+                    max_bytes: int_value("max-bytes", opts.max_bytes.as_deref(), i32::MAX)?,
                     parser,
                 };
                 log::dump(&display, name, &log_opts, out, findings)?;
             }
-            ".index" => index::dump_index(&display, name, &opts.index, out, findings)?,
-            ".timeindex" => index::dump_time_index(&display, name, &opts.index, out, findings)?,
+            ".index" => {
+                let index_opts = index::IndexOptions {
+                    sanity_only: opts.sanity_only,
+                    verify_only: opts.verify_only,
+                    max_message_size: int_value(
+                        "max-message-size",
+                        opts.max_message_size.as_deref(),
+                        DEFAULT_MAX_MESSAGE_SIZE,
+                    )?,
+                };
+                index::dump_index(&display, name, &index_opts, out, findings)?;
+            }
+            ".timeindex" => {
+                let index_opts = index::IndexOptions {
+                    sanity_only: opts.sanity_only,
+                    verify_only: opts.verify_only,
+                    max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+                };
+                index::dump_time_index(&display, name, &index_opts, out, findings)?;
+            }
             ".snapshot" => state::dump_producer_snapshot(&display, out)?,
             ".txnindex" => state::dump_txn_index(&display, name, out)?,
             _ => {

@@ -297,8 +297,9 @@ impl Reader<'_> {
                 }
                 Value::Bytes(self.bytes(len as usize)?.to_vec())
             }
-            // A nullable struct is preceded by a marker byte, negative for null.
-            Ty::Struct(_) if nullable && self.int(1)? < 0 => Value::Null,
+            // A nullable struct is preceded by a marker: in flexible versions an unsigned
+            // varint, 0 for null; before, a byte, negative for null.
+            Ty::Struct(_) if nullable && self.null_marker()? => Value::Null,
             Ty::Array(element) => {
                 let len = self.length(4)?;
                 if len < 0 {
@@ -318,6 +319,14 @@ impl Reader<'_> {
                 Value::Array(items)
             }
             other => self.read_element(other)?,
+        })
+    }
+
+    fn null_marker(&mut self) -> Result<bool, JavaError> {
+        Ok(if self.flexible {
+            self.unsigned_varint()? <= 0
+        } else {
+            self.int(1)? < 0
         })
     }
 
