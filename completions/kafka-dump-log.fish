@@ -9,7 +9,7 @@ complete -c kafka-dump-log -l skip-record-metadata -d 'Skip metadata when printi
 complete -c kafka-dump-log -l offsets-decoder -d 'If set, log data will be parsed as offset data from the __consumer_offsets topic.'
 complete -c kafka-dump-log -l transaction-log-decoder -d 'If set, log data will be parsed as transaction metadata from the __transaction_state topic.'
 complete -c kafka-dump-log -l share-group-state-decoder -d 'If set, log data will be parsed as share group state data from the __share_group_state topic.'
-complete -c kafka-dump-log -l cluster-metadata-decoder -d 'If set, log data will be parsed as cluster metadata records (not supported by kafkit yet).'
+complete -c kafka-dump-log -l cluster-metadata-decoder -d 'If set, log data will be parsed as cluster metadata records.'
 complete -c kafka-dump-log -l remote-log-metadata-decoder -d 'If set, log data will be parsed as TopicBasedRemoteLogMetadataManager (RLMM) metadata records (not supported by kafkit).'
 complete -c kafka-dump-log -l verify-index-only -d 'If set, just verify the index log without printing its content.'
 complete -c kafka-dump-log -l index-sanity-check -d 'If set, just checks the index sanity without printing its content. This is the same check that is executed on broker startup to determine if an index needs rebuilding or not.'

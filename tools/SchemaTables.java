@@ -89,6 +89,8 @@ public class SchemaTables {
             case "INT32" -> "Ty::Int32";
             case "INT64" -> "Ty::Int64";
             case "UINT16" -> "Ty::Uint16";
+            case "FLOAT64" -> "Ty::Float64";
+            case "BOOLEAN" -> "Ty::Bool";
             case "UUID" -> "Ty::Uuid";
             default -> throw new IllegalStateException("type " + n + " in " + owner);
         };
@@ -96,12 +98,14 @@ public class SchemaTables {
 
     static String dflt(Object v) {
         if (v == null) return "Dflt::Null";
+        if (v instanceof Boolean b) return "Dflt::Bool(" + b + ")";
+        if (v instanceof Double d) return "Dflt::Float(" + d + ")";
         if (v instanceof Number n) return "Dflt::Int(" + n.longValue() + ")";
         if (v instanceof String s) return "Dflt::Str(" + quote(s) + ")";
         if (v instanceof Uuid u && u.equals(Uuid.ZERO_UUID)) return "Dflt::Empty";
         if (v instanceof byte[] b && b.length == 0) return "Dflt::Empty";
         if (v instanceof Collection<?> c && c.isEmpty()) return "Dflt::Empty";
-        if (v instanceof Uuid || v instanceof Boolean || v instanceof Double) {
+        if (v instanceof Uuid) {
             throw new IllegalStateException("kafkit's tables have no default " + v + " (add it)");
         }
         return "Dflt::Struct";
@@ -162,6 +166,8 @@ public class SchemaTables {
         if (type.startsWith("Ty::Int") || type.startsWith("Ty::Uint")) return "Dflt::Int(0)";
         return switch (type) {
             case "Ty::Str" -> "Dflt::Str(\"\")";
+            case "Ty::Bool" -> "Dflt::Bool(false)";
+            case "Ty::Float64" -> "Dflt::Float(0.0)";
             default -> type.startsWith("Ty::Struct") ? "Dflt::Struct" : "Dflt::Empty";
         };
     }

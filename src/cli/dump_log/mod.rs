@@ -118,8 +118,7 @@ fn decoder_args() -> [Arg; 7] {
         ),
         flag(
             "cluster-metadata-decoder",
-            "If set, log data will be parsed as cluster metadata records (not supported by \
-             kafkit yet).",
+            "If set, log data will be parsed as cluster metadata records.",
             DECODERS,
         ),
         flag(
@@ -253,11 +252,7 @@ fn message_parser(m: &ArgMatches) -> Result<MessageParser, Unsupported> {
         return Ok(MessageParser::Coordinator(Coordinator::Transaction));
     }
     if has("cluster-metadata-decoder") {
-        return Err(Unsupported::Option(
-            "--cluster-metadata-decoder is not supported by kafkit yet; use --deep-iteration \
-             (or Kafka's own kafka-dump-log) for __cluster_metadata"
-                .into(),
-        ));
+        return Ok(MessageParser::ClusterMetadata);
     }
     if has("remote-log-metadata-decoder") {
         return Err(Unsupported::Option(

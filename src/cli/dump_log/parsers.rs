@@ -4,7 +4,7 @@
 
 use super::batch::RecordView;
 use super::java::{JavaError, utf8_lossy};
-use super::schema::{self, Message, Value, group, share, transaction};
+use super::schema::{self, Message, Value, group, metadata, share, transaction};
 
 /// One of Kafka's `org.apache.kafka.tools.api` decoders.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,8 +148,13 @@ fn group_messages(id: i16) -> Option<(&'static Message, &'static Message)> {
 /// How record contents are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MessageParser {
-    Decoders { key: Decoder, value: Decoder },
+    Decoders {
+        key: Decoder,
+        value: Decoder,
+    },
     Coordinator(Coordinator),
+    /// `--cluster-metadata-decoder`: `__cluster_metadata` records and KRaft snapshots.
+    ClusterMetadata,
 }
 
 /// A key and a value to print, each when present.
@@ -163,6 +168,7 @@ impl MessageParser {
                 record.value.map(|v| value.decode(v)).transpose()?,
             )),
             MessageParser::Coordinator(c) => parse_coordinator(c, record),
+            MessageParser::ClusterMetadata => Ok((None, Some(parse_metadata(record)))),
         }
     }
 }
@@ -316,4 +322,110 @@ fn field<'v>(message: &Message, data: &'v Value, name: &str) -> Option<&'v Value
     };
     let at = message.fields.iter().position(|f| f.name == name)?;
     slots.get(at)?.as_ref()
+}
+
+/// The cluster metadata record types (Kafka 4.3's `MetadataRecordType`): name and message.
+fn metadata_message(id: i32) -> Option<(&'static str, &'static Message)> {
+    use metadata::*;
+    Some(match id {
+        0 => ("REGISTER_BROKER_RECORD", &REGISTER_BROKER_RECORD),
+        1 => ("UNREGISTER_BROKER_RECORD", &UNREGISTER_BROKER_RECORD),
+        2 => ("TOPIC_RECORD", &TOPIC_RECORD),
+        3 => ("PARTITION_RECORD", &PARTITION_RECORD),
+        4 => ("CONFIG_RECORD", &CONFIG_RECORD),
+        5 => ("PARTITION_CHANGE_RECORD", &PARTITION_CHANGE_RECORD),
+        7 => ("FENCE_BROKER_RECORD", &FENCE_BROKER_RECORD),
+        8 => ("UNFENCE_BROKER_RECORD", &UNFENCE_BROKER_RECORD),
+        9 => ("REMOVE_TOPIC_RECORD", &REMOVE_TOPIC_RECORD),
+        10 => ("DELEGATION_TOKEN_RECORD", &DELEGATION_TOKEN_RECORD),
+        11 => (
+            "USER_SCRAM_CREDENTIAL_RECORD",
+            &USER_SCRAM_CREDENTIAL_RECORD,
+        ),
+        12 => ("FEATURE_LEVEL_RECORD", &FEATURE_LEVEL_RECORD),
+        14 => ("CLIENT_QUOTA_RECORD", &CLIENT_QUOTA_RECORD),
+        15 => ("PRODUCER_IDS_RECORD", &PRODUCER_IDS_RECORD),
+        17 => (
+            "BROKER_REGISTRATION_CHANGE_RECORD",
+            &BROKER_REGISTRATION_CHANGE_RECORD,
+        ),
+        18 => ("ACCESS_CONTROL_ENTRY_RECORD", &ACCESS_CONTROL_ENTRY_RECORD),
+        19 => (
+            "REMOVE_ACCESS_CONTROL_ENTRY_RECORD",
+            &REMOVE_ACCESS_CONTROL_ENTRY_RECORD,
+        ),
+        20 => ("NO_OP_RECORD", &NO_OP_RECORD),
+        21 => ("ZK_MIGRATION_STATE_RECORD", &ZK_MIGRATION_STATE_RECORD),
+        22 => (
+            "REMOVE_USER_SCRAM_CREDENTIAL_RECORD",
+            &REMOVE_USER_SCRAM_CREDENTIAL_RECORD,
+        ),
+        23 => ("BEGIN_TRANSACTION_RECORD", &BEGIN_TRANSACTION_RECORD),
+        24 => ("END_TRANSACTION_RECORD", &END_TRANSACTION_RECORD),
+        25 => ("ABORT_TRANSACTION_RECORD", &ABORT_TRANSACTION_RECORD),
+        26 => (
+            "REMOVE_DELEGATION_TOKEN_RECORD",
+            &REMOVE_DELEGATION_TOKEN_RECORD,
+        ),
+        27 => ("REGISTER_CONTROLLER_RECORD", &REGISTER_CONTROLLER_RECORD),
+        28 => ("CLEAR_ELR_RECORD", &CLEAR_ELR_RECORD),
+        _ => return None,
+    })
+}
+
+/// A cluster metadata record's JSON, or why it could not be read (`Error at <offset>, ...`).
+fn parse_metadata(record: &RecordView<'_>) -> String {
+    metadata_json(record.value.unwrap_or_default())
+        .unwrap_or_else(|why| format!("Error at {}, skipping. {why}", record.offset))
+}
+
+/// `MetadataRecordSerde.read`: unsigned varints for the frame version (1), the record type and
+/// its version, then the record, which must take the rest of the value.
+fn metadata_json(value: &[u8]) -> Result<String, String> {
+    let mut at = 0;
+    let mut header = |name: &str| {
+        let (v, len) = schema::unsigned_varint(&value[at..])
+            .map_err(|_| format!("Error while reading {name}"))?;
+        if v > i32::from(i16::MAX) {
+            return Err(format!("Value for {name} was too large."));
+        }
+        at += len;
+        Ok(v)
+    };
+    let frame = header("frame version")?;
+    if frame == 0 {
+        return Err(
+            "Could not deserialize metadata record with frame version 0. Note that \
+                    upgrades from the preview release of KRaft in 2.8 to newer versions are not \
+                    supported."
+                .into(),
+        );
+    }
+    if frame != 1 {
+        return Err(format!(
+            "Could not deserialize metadata record due to unknown frame version {frame}(only \
+             frame version 1 is supported)"
+        ));
+    }
+    let record_type = header("type")?;
+    let version = header("version")? as i16;
+    let (name, message) = metadata_message(record_type).ok_or_else(|| {
+        format!(
+            "org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id \
+             {record_type}"
+        )
+    })?;
+    let (data, used) = schema::read_prefix(message, &value[at..], version)
+        .map_err(|_| format!("Failed to deserialize record with type {record_type}"))?;
+    let left = value.len() - at - used;
+    if left > 0 {
+        return Err(format!(
+            "Found {left} byte(s) of garbage after {record_type}"
+        ));
+    }
+    let data =
+        schema::to_json(message, &data, version).map_err(|e| e.message_or_null().to_string())?;
+    Ok(format!(
+        "{{\"type\":\"{name}\",\"version\":{version},\"data\":{data}}}"
+    ))
 }

@@ -65,6 +65,8 @@ fn write_value(out: &mut String, ty: &Ty, v: &Value, version: i16) {
     match (ty, v) {
         (_, Value::Int(i)) => out.push_str(&i.to_string()),
         (_, Value::Json(text)) => out.push_str(text),
+        (_, Value::Float(x)) => out.push_str(&java_double(*x)),
+        (_, Value::Bool(b)) => out.push_str(if *b { "true" } else { "false" }),
         (_, Value::Str(s)) => write_string(out, s),
         (_, Value::Bytes(b)) => write_string(out, &BASE64.encode(b)),
         (_, Value::Uuid(u)) => write_string(out, &uuid_text(u)),
@@ -80,6 +82,31 @@ fn write_value(out: &mut String, ty: &Ty, v: &Value, version: i16) {
         }
         (Ty::Struct(fields), v @ Value::Struct(_)) => write_struct(out, fields, v, version),
         _ => out.push_str("null"),
+    }
+}
+
+/// A double as Jackson writes it (`Double.toString`): plain from 10^-3 to 10^7, scientific
+/// notation (`1.0E7`) outside, always with a fractional digit.
+fn java_double(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0.0" } else { "0.0" }.into();
+    }
+    if (1e-3..1e7).contains(&x.abs()) {
+        let s = format!("{x}");
+        return if s.contains('.') { s } else { format!("{s}.0") };
+    }
+    let s = format!("{x:e}");
+    let (mantissa, exponent) = s.split_once('e').expect("scientific notation");
+    if mantissa.contains('.') {
+        format!("{mantissa}E{exponent}")
+    } else {
+        format!("{mantissa}.0E{exponent}")
     }
 }
 
@@ -113,5 +140,9 @@ mod tests {
         write_string(&mut s, "a\"b\\c\n\u{1}é");
         assert_eq!(s, "\"a\\\"b\\\\c\\n\\u0001é\"");
         assert_eq!(uuid_text(&[0; 16]), "AAAAAAAAAAAAAAAAAAAAAA");
+        assert_eq!(java_double(1.5), "1.5");
+        assert_eq!(java_double(1024.0), "1024.0");
+        assert_eq!(java_double(1e7), "1.0E7");
+        assert_eq!(java_double(1.25e-4), "1.25E-4");
     }
 }

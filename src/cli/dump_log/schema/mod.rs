@@ -2,7 +2,7 @@
 //! Kafka's generated `...JsonConverter` classes, which is what `kafka-dump-log` prints for
 //! control records and, with a decoder option, for coordinator records.
 //!
-//! The tables (`control`, `group`, `transaction`, `share`) are generated from Kafka's own
+//! The tables (`control`, `group`, `transaction`, `share`, `metadata`) are generated from Kafka's own
 //! message classes by `tools/SchemaTables.java`: for each field, its JSON name, type, the
 //! versions it is in (bit `v` of a mask for version `v`), the versions where it may be null or
 //! is a tagged field, and its default. Reading follows the generated `read` methods (compact
@@ -13,6 +13,7 @@
 pub mod control;
 pub mod group;
 mod json;
+pub mod metadata;
 pub mod share;
 pub mod transaction;
 
@@ -34,6 +35,8 @@ pub enum Ty {
     Int32,
     Int64,
     Uint16,
+    Float64,
+    Bool,
     Str,
     Bytes,
     Uuid,
@@ -45,6 +48,8 @@ pub enum Ty {
 #[derive(Clone, Copy)]
 pub enum Dflt {
     Int(i64),
+    Float(f64),
+    Bool(bool),
     Str(&'static str),
     /// A nullable field whose default is null.
     Null,
@@ -112,6 +117,8 @@ impl Field {
     fn default_value(&self) -> Dflt {
         self.default.unwrap_or(match self.ty {
             Ty::Int8 | Ty::Int16 | Ty::Int32 | Ty::Int64 | Ty::Uint16 => Dflt::Int(0),
+            Ty::Float64 => Dflt::Float(0.0),
+            Ty::Bool => Dflt::Bool(false),
             Ty::Str => Dflt::Str(""),
             Ty::Struct(_) => Dflt::Struct,
             Ty::Bytes | Ty::Uuid | Ty::Array(_) => Dflt::Empty,
@@ -135,6 +142,8 @@ fn has(mask: u64, version: i16) -> bool {
 pub enum Value {
     Null,
     Int(i64),
+    Float(f64),
+    Bool(bool),
     Str(String),
     Bytes(Vec<u8>),
     Uuid([u8; 16]),
@@ -167,13 +176,25 @@ fn underflow() -> JavaError {
 
 /// Reads `bytes` as version `version` of `message`.
 pub fn read(message: &Message, bytes: &[u8], version: i16) -> Result<Value, JavaError> {
-    let mut r = Reader {
-        buf: bytes,
-        pos: 0,
-        version,
-        flexible: has(message.flexible, version),
-    };
-    r.read_struct(message.fields)
+    read_prefix(message, bytes, version).map(|(value, _)| value)
+}
+
+/// [`read`], also returning how many bytes the message took.
+pub fn read_prefix(
+    message: &Message,
+    bytes: &[u8],
+    version: i16,
+) -> Result<(Value, usize), JavaError> {
+    let mut r = Reader::new(bytes, version, has(message.flexible, version));
+    let value = r.read_struct(message.fields)?;
+    Ok((value, r.pos))
+}
+
+/// An unsigned varint at the start of `bytes` (Kafka's `readUnsignedVarint`) and its length.
+pub fn unsigned_varint(bytes: &[u8]) -> Result<(i32, usize), JavaError> {
+    let mut r = Reader::new(bytes, 0, false);
+    let value = r.unsigned_varint()?;
+    Ok((value, r.pos))
 }
 
 /// Kafka's `ByteBufferAccessor` over a message.
@@ -184,7 +205,16 @@ struct Reader<'a> {
     flexible: bool,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
+    fn new(buf: &'a [u8], version: i16, flexible: bool) -> Self {
+        Reader {
+            buf,
+            pos: 0,
+            version,
+            flexible,
+        }
+    }
+
     fn remaining(&self) -> usize {
         self.buf.len() - self.pos
     }
@@ -349,6 +379,8 @@ impl Reader<'_> {
             Ty::Int32 => Value::Int(self.int(4)?),
             Ty::Int64 => Value::Int(self.int(8)?),
             Ty::Uint16 => Value::Int(self.int(2)? & 0xffff),
+            Ty::Float64 => Value::Float(f64::from_bits(self.int(8)? as u64)),
+            Ty::Bool => Value::Bool(self.int(1)? != 0),
             Ty::Uuid => Value::Uuid(self.take(16)?.try_into().expect("16 bytes")),
             Ty::Struct(fields) => self.read_struct(fields)?,
             Ty::Str => {
@@ -366,6 +398,8 @@ impl Reader<'_> {
 fn default_of(f: &Field) -> Value {
     match (f.default_value(), &f.ty) {
         (Dflt::Int(v), _) => Value::Int(v),
+        (Dflt::Float(v), _) => Value::Float(v),
+        (Dflt::Bool(v), _) => Value::Bool(v),
         (Dflt::Str(s), _) => Value::Str(s.to_string()),
         (Dflt::Null, _) => Value::Null,
         (Dflt::Empty, Ty::Bytes) => Value::Bytes(Vec::new()),
