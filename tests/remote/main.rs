@@ -8,6 +8,7 @@ mod common;
 
 mod consumer;
 mod consumer_group;
+mod dump_log;
 mod groups;
 mod json;
 mod kcat;
