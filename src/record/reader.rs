@@ -218,7 +218,7 @@ mod tests {
 
     fn record(key: Option<&[u8]>, value: &[u8], headers: &[(&str, Option<&[u8]>)]) -> Vec<u8> {
         let mut body = vec![0u8, 0, 0];
-        let mut put = |b: &mut Vec<u8>, v: Option<&[u8]>| match v {
+        let put = |b: &mut Vec<u8>, v: Option<&[u8]>| match v {
             None => put_varint(b, -1),
             Some(v) => {
                 put_varint(b, v.len() as i32);

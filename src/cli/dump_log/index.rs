@@ -110,7 +110,7 @@ impl IndexFile {
                 self.base
             )));
         }
-        if self.length % OFFSET_ENTRY_SIZE as u64 != 0 {
+        if !self.length.is_multiple_of(OFFSET_ENTRY_SIZE as u64) {
             return Err(Self::corrupt(format!(
                 "Index file {absolute} is corrupt, found {} bytes which is neither positive nor a \
                  multiple of {OFFSET_ENTRY_SIZE}",
@@ -140,7 +140,7 @@ impl IndexFile {
                 )));
             }
         }
-        if self.length % TIME_ENTRY_SIZE as u64 != 0 {
+        if !self.length.is_multiple_of(TIME_ENTRY_SIZE as u64) {
             return Err(Self::corrupt(format!(
                 "Time index file {absolute} is corrupt, found {} bytes which is neither positive \
                  nor a multiple of {TIME_ENTRY_SIZE}",

@@ -4,7 +4,9 @@
 
 use super::batch::RecordView;
 use super::java::{JavaError, utf8_lossy};
-use super::schema::{self, Message, Value, group, metadata, share, transaction};
+use super::schema::{
+    self, Message, Value, group, group_share_streams, metadata, share, transaction,
+};
 
 /// One of Kafka's `org.apache.kafka.tools.api` decoders.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +75,7 @@ impl Coordinator {
 /// The group coordinator's record types (Kafka 4.3's `CoordinatorRecordType`).
 fn group_messages(id: i16) -> Option<(&'static Message, &'static Message)> {
     use group::*;
+    use group_share_streams::*;
     Some(match id {
         0 => (&LEGACY_OFFSET_COMMIT_KEY, &LEGACY_OFFSET_COMMIT_VALUE),
         1 => (&OFFSET_COMMIT_KEY, &OFFSET_COMMIT_VALUE),
@@ -428,4 +431,86 @@ fn metadata_json(value: &[u8]) -> Result<String, String> {
     Ok(format!(
         "{{\"type\":\"{name}\",\"version\":{version},\"data\":{data}}}"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record<'a>(key: Option<&'a [u8]>, value: Option<&'a [u8]>) -> RecordView<'a> {
+        RecordView {
+            offset: 9,
+            timestamp: 0,
+            sequence: -1,
+            key,
+            value,
+            headers: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn offset_commits_read_as_kafka_prints_them() {
+        let key = [&[0, 1, 0, 1][..], b"g", &[0, 1], b"t", &[0, 0, 0, 0]].concat();
+        let mut value = vec![0, 3];
+        value.extend(5i64.to_be_bytes());
+        value.extend(0i32.to_be_bytes());
+        value.extend([0, 0]);
+        value.extend(7i64.to_be_bytes());
+        let parser = MessageParser::Coordinator(Coordinator::Group);
+        let (k, v) = parser.parse(&record(Some(&key), Some(&value))).unwrap();
+        assert_eq!(
+            k.unwrap(),
+            r#"{"type":"1","data":{"group":"g","topic":"t","partition":0}}"#
+        );
+        assert_eq!(
+            v.unwrap(),
+            r#"{"version":"3","data":{"offset":5,"leaderEpoch":0,"metadata":"","commitTimestamp":7}}"#
+        );
+        let (_, tombstone) = parser.parse(&record(Some(&key), None)).unwrap();
+        assert_eq!(tombstone.unwrap(), "<DELETE>");
+        let (k, v) = parser.parse(&record(Some(&[0, 99]), None)).unwrap();
+        assert_eq!(k.unwrap(), "Unknown record type 99 at offset 9, skipping.");
+        assert_eq!(v, None);
+        let (k, _) = parser.parse(&record(Some(&[0, 1, 0]), None)).unwrap();
+        assert_eq!(
+            k.unwrap(),
+            "Error at offset 9, skipping. Could not read record with version 1 from key's \
+             buffer due to: null."
+        );
+        assert!(parser.parse(&record(None, Some(&value))).is_err());
+    }
+
+    #[test]
+    fn every_key_has_one_plain_version() {
+        let all = (0..30).filter_map(group_messages).chain(
+            [0, 1]
+                .into_iter()
+                .filter_map(|id| Coordinator::Share.messages(id)),
+        );
+        for (key, value) in all.chain(Coordinator::Transaction.messages(0)) {
+            assert_eq!((key.versions, key.flexible), (1, 0));
+            assert!(value.versions != 0);
+        }
+    }
+
+    #[test]
+    fn cluster_metadata_records_and_their_errors() {
+        // Frame version 1, NoOpRecord (20) version 0, no fields, no tagged fields.
+        assert_eq!(
+            metadata_json(&[1, 20, 0, 0]).unwrap(),
+            r#"{"type":"NO_OP_RECORD","version":0,"data":{}}"#
+        );
+        assert_eq!(
+            metadata_json(&[1, 20, 0, 0, 7]).unwrap_err(),
+            "Found 1 byte(s) of garbage after 20"
+        );
+        assert_eq!(
+            metadata_json(&[1, 99, 0]).unwrap_err(),
+            "org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 99"
+        );
+        assert_eq!(
+            metadata_json(&[]).unwrap_err(),
+            "Error while reading frame version"
+        );
+    }
 }

@@ -2,7 +2,8 @@
 //! Kafka's generated `...JsonConverter` classes, which is what `kafka-dump-log` prints for
 //! control records and, with a decoder option, for coordinator records.
 //!
-//! The tables (`control`, `group`, `transaction`, `share`, `metadata`) are generated from Kafka's own
+//! The tables (`control`, `group`, `group_share_streams`, `transaction`, `share`, `metadata`)
+//! are generated from Kafka's own
 //! message classes by `tools/SchemaTables.java`: for each field, its JSON name, type, the
 //! versions it is in (bit `v` of a mask for version `v`), the versions where it may be null or
 //! is a tagged field, and its default. Reading follows the generated `read` methods (compact
@@ -12,6 +13,7 @@
 
 pub mod control;
 pub mod group;
+pub mod group_share_streams;
 mod json;
 pub mod metadata;
 pub mod share;
