@@ -22,7 +22,8 @@
 //! - `fuzzing` (only with the `fuzzing` feature, hidden): entry points for the fuzz targets in
 //!   `fuzz/`, not part of the API.
 //!
-//! Dependency direction: `cli -> client -> {local, remote} -> {record, partitioner, assignor}`. Only `cli` prints.
+//! Dependency direction: `cli -> client -> {local, remote} -> {record, partitioner, assignor}`,
+//! and `{cli, local} -> log_files`. Only `cli` prints.
 
 pub(crate) mod assignor;
 pub mod cli;
