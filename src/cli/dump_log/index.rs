@@ -3,6 +3,8 @@
 //! startup sanity check. The indexes are read as Kafka's `OffsetIndex` and `TimeIndex` read a
 //! file they do not write: as many whole entries as the file holds, zeros included.
 
+use std::collections::{HashMap, HashSet};
+
 use super::batch::{Fields, for_each_record};
 use super::file_records::{FileBatch, FileRecords};
 use super::java::{self, CORRUPT_INDEX, JavaError};
@@ -152,7 +154,7 @@ impl IndexFile {
 }
 
 /// The last offset of a batch, as its header says.
-fn last_offset(batch: &mut FileBatch<'_>) -> Result<i64, JavaError> {
+fn last_offset_of(batch: &mut FileBatch<'_>) -> Result<i64, JavaError> {
     if batch.magic < 2 {
         return Ok(batch.offset);
     }
@@ -192,7 +194,7 @@ pub fn dump_index(
         let mut batch = frames
             .next_batch()?
             .ok_or_else(|| JavaError::bare("java.util.NoSuchElementException"))?;
-        let found = last_offset(&mut batch)?;
+        let found = last_offset_of(&mut batch)?;
         if found != offset {
             findings.index_mismatch(&absolute, offset, found);
         }
@@ -201,6 +203,111 @@ pub fn dump_index(
         }
     }
     Ok(())
+}
+
+/// The batches from a position to the end of a log, as Kafka's time-index dump lists them for
+/// each entry (all of them, so that damage anywhere after the position ends the dump), with
+/// each batch read once however many entries start before it: Kafka's way costs a walk of the
+/// rest of the segment per entry.
+struct BatchChain<'a> {
+    log: &'a FileRecords,
+    /// The batch at a position: the position after it and its last offset once read, or the
+    /// end of the log, or the error framing it meets.
+    links: HashMap<i32, Link>,
+    /// Positions whose walk to the end is known to be clean.
+    clean: HashSet<i32>,
+}
+
+#[derive(Clone)]
+enum Link {
+    Batch { next: i32, last_offset: Option<i64> },
+    End,
+    Fail(JavaError),
+}
+
+impl<'a> BatchChain<'a> {
+    fn new(log: &'a FileRecords) -> Self {
+        BatchChain {
+            log,
+            links: HashMap::new(),
+            clean: HashSet::new(),
+        }
+    }
+
+    fn link(&mut self, at: i32) -> Link {
+        if let Some(link) = self.links.get(&at) {
+            return link.clone();
+        }
+        let link = match self.log.slice(at, i32::MAX).and_then(|s| {
+            let mut frames = s.frames();
+            frames
+                .next_batch()
+                .map(|b| b.map(|b| b.position + b.size_in_bytes()))
+        }) {
+            Ok(Some(next)) => Link::Batch {
+                next,
+                last_offset: None,
+            },
+            Ok(None) => Link::End,
+            Err(e) => Link::Fail(e),
+        };
+        self.links.insert(at, link.clone());
+        link
+    }
+
+    /// Walks from `from` to the end: the error framing meets on the way, if any.
+    fn check_to_end(&mut self, from: i32) -> Result<(), JavaError> {
+        let mut seen = Vec::new();
+        let mut at = from;
+        while !self.clean.contains(&at) {
+            match self.link(at) {
+                Link::Batch { next, .. } => {
+                    seen.push(at);
+                    at = next;
+                }
+                Link::End => break,
+                Link::Fail(e) => return Err(e),
+            }
+        }
+        self.clean.extend(seen);
+        Ok(())
+    }
+
+    /// The first batch from `from` whose last offset is at least `target`: its position and
+    /// last offset (headers read up to it, as Kafka reads them).
+    fn first_ending_at_or_after(
+        &mut self,
+        from: i32,
+        target: i64,
+    ) -> Result<Option<(i32, i64)>, JavaError> {
+        let mut at = from;
+        loop {
+            let Link::Batch { next, last_offset } = self.link(at) else {
+                return Ok(None);
+            };
+            let last = match last_offset {
+                Some(last) => last,
+                None => {
+                    let slice = self.log.slice(at, i32::MAX)?;
+                    let mut frames = slice.frames();
+                    let mut batch = frames.next_batch()?.expect("a framed batch");
+                    let last = last_offset_of(&mut batch)?;
+                    self.links.insert(
+                        at,
+                        Link::Batch {
+                            next,
+                            last_offset: Some(last),
+                        },
+                    );
+                    last
+                }
+            };
+            if last >= target {
+                return Ok(Some((at, last)));
+            }
+            at = next;
+        }
+    }
 }
 
 /// Dumps the time index at `display` (named `name`).
@@ -224,44 +331,32 @@ pub fn dump_time_index(
         return Ok(());
     }
     let mut previous = -1i64;
+    let mut chain = BatchChain::new(&log);
     for i in 0..time_index.entries() {
         let (timestamp, offset) = time_index.time_entry(i);
         if offset == base && i > 0 {
             return Ok(());
         }
         let (_, position) = index.lookup(offset);
-        let partial = log.slice(position, i32::MAX)?;
-        // Kafka lists every batch from the position before looking at any.
-        let mut batches = Vec::new();
-        let mut frames = partial.frames();
-        while let Some(batch) = frames.next_batch()? {
-            batches.push(batch);
-        }
-        let mut matching = None;
-        for batch in &mut batches {
-            if last_offset(batch)? >= offset {
-                matching = Some(batch);
-                break;
-            }
-        }
-        match matching {
+        log.slice(position, i32::MAX)?;
+        chain.check_to_end(position)?;
+        match chain.first_ending_at_or_after(position, offset)? {
             None => findings.not_found(&absolute, offset, -1),
-            Some(batch) => {
-                let found = last_offset(batch)?;
-                if found != offset {
-                    findings.not_found(&absolute, offset, found);
-                } else {
-                    let mut max = -1i64;
-                    for_each_record(batch, |_, r| {
-                        max = max.max(r.timestamp);
-                        Ok::<(), JavaError>(())
-                    })?;
-                    if max != timestamp {
-                        findings.time_mismatch(&absolute, timestamp, max);
-                    }
-                    if previous >= timestamp {
-                        findings.out_of_order(&absolute, timestamp, previous);
-                    }
+            Some((_, found)) if found != offset => findings.not_found(&absolute, offset, found),
+            Some((at, _)) => {
+                let slice = log.slice(at, i32::MAX)?;
+                let mut frames = slice.frames();
+                let mut batch = frames.next_batch()?.expect("a batch the chain found");
+                let mut max = -1i64;
+                for_each_record(&mut batch, |_, r| {
+                    max = max.max(r.timestamp);
+                    Ok::<(), JavaError>(())
+                })?;
+                if max != timestamp {
+                    findings.time_mismatch(&absolute, timestamp, max);
+                }
+                if previous >= timestamp {
+                    findings.out_of_order(&absolute, timestamp, previous);
                 }
             }
         }

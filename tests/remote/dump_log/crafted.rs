@@ -285,6 +285,22 @@ fn damaged_indexes_are_reported_as_kafka_reports_them() {
         (".index", offset_entry(1, 99_999)),
         (".index", offset_entry(1, 5)),
     ];
+    // A log with zeros after its batches: Kafka's time-index dump lists every batch after an
+    // entry's position before it looks, so the first entry already meets them.
+    let mut zero_tail = seg.clone();
+    zero_tail.extend([0u8; 64]);
+    write(dir.path(), "00000000000000002000.log", &zero_tail);
+    write(
+        dir.path(),
+        "00000000000000002000.index",
+        &offset_entry(5, s[1] as i32),
+    );
+    let time = write(
+        dir.path(),
+        "00000000000000002000.timeindex",
+        &time_entry(1, 5),
+    );
+    same_as_kafka(&["--files", &files(&[&time])]);
     for (i, (suffix, bytes)) in checks.into_iter().enumerate() {
         let base = format!("{:020}", 1000 + i);
         write(dir.path(), &format!("{base}.log"), &seg);
