@@ -99,7 +99,7 @@ impl FileRecords {
                 Ok(0) => break,
                 Ok(n) => done += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(JavaError::new("java.io.IOException", e.to_string())),
+                Err(e) => return Err(super::java::io_exception(&e)),
             }
         }
         Ok(done)
@@ -141,7 +141,11 @@ impl<'a> Frames<'a> {
             return Ok(None);
         }
         let mut head = [0u8; HEADER_SIZE_UP_TO_MAGIC as usize];
-        let got = self.records.read_at(&mut head, i64::from(self.position))?;
+        // Kafka's batch iterator wraps a read error in a KafkaException.
+        let got = self
+            .records
+            .read_at(&mut head, i64::from(self.position))
+            .map_err(|e| JavaError::kafka(format!("{}: {}", e.class, e.message_or_null())))?;
         if got < head.len() {
             return Ok(None);
         }
@@ -195,13 +199,12 @@ impl FileBatch<'_> {
         LOG_OVERHEAD as i32 + self.length
     }
 
-    fn load(&self, size: usize, description: &str) -> Result<Vec<u8>, JavaError> {
+    /// Reads `size` bytes from the batch's position: an error (a read error, or the end of the
+    /// file first) is Kafka's, which names the `FileRecords`; its cause is not on that line.
+    fn load(&self, size: usize) -> Result<Vec<u8>, JavaError> {
         let mut buf = vec![0u8; size];
-        let got = self.records.read_at(&mut buf, i64::from(self.position))?;
-        if got < size {
-            // Kafka's message names the `FileRecords` the batch came from; its cause
-            // (an EOFException naming `description`) is not on the first line.
-            let _ = description;
+        let got = self.records.read_at(&mut buf, i64::from(self.position));
+        if got.is_err() || got.is_ok_and(|got| got < size) {
             return Err(JavaError::kafka(format!(
                 "Failed to load record batch at position {} from {}",
                 self.position, self.records
@@ -217,7 +220,7 @@ impl FileBatch<'_> {
             return Ok(self.full.as_deref().expect("loaded"));
         }
         if self.header.is_none() {
-            self.header = Some(self.load(BATCH_OVERHEAD, "record batch header")?);
+            self.header = Some(self.load(BATCH_OVERHEAD)?);
         }
         Ok(self.header.as_deref().expect("loaded"))
     }
@@ -229,7 +232,7 @@ impl FileBatch<'_> {
             return Ok(self.full.as_deref().expect("loaded"));
         }
         if self.header.is_none() {
-            self.header = Some(self.load(size, "record batch header")?);
+            self.header = Some(self.load(size)?);
         }
         Ok(self.header.as_deref().expect("loaded"))
     }
@@ -239,7 +242,7 @@ impl FileBatch<'_> {
         if self.full.is_none() {
             self.header = None;
             let size = self.size_in_bytes() as usize;
-            self.full = Some(self.load(size, "full record batch")?);
+            self.full = Some(self.load(size)?);
         }
         Ok(self.full.as_deref().expect("loaded"))
     }

@@ -65,9 +65,19 @@ pub fn open_error(path: &str, e: &std::io::Error) -> JavaError {
     let class = match e.kind() {
         std::io::ErrorKind::NotFound => "java.nio.file.NoSuchFileException",
         std::io::ErrorKind::PermissionDenied => "java.nio.file.AccessDeniedException",
-        _ => return JavaError::new("java.io.IOException", e.to_string()),
+        _ => return io_exception(e),
     };
     JavaError::new(class, path)
+}
+
+/// Java's `IOException` for an I/O error: the system's message alone (`Is a directory`).
+pub fn io_exception(e: &std::io::Error) -> JavaError {
+    let text = e.to_string();
+    let text = match text.rfind(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    };
+    JavaError::new("java.io.IOException", text)
 }
 
 /// `java.io.File.toString()` of a path given on the command line: repeated `/` collapse and a
