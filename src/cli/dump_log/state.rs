@@ -11,6 +11,8 @@ pub fn dump_producer_snapshot(display: &str, out: &mut Out) -> Result<(), Stop> 
     let entries = match producer_snapshot(&bytes) {
         Ok(entries) => entries,
         Err(e) => {
+            // After what is already on stdout, as Kafka's unbuffered streams show it.
+            out.flush()?;
             eprintln!("{e}");
             return Ok(());
         }

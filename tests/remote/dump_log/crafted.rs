@@ -402,3 +402,41 @@ fn snapshots_and_transaction_indexes_dump_as_kafkas_do() {
     let path = write(dir.path(), "00000000000000000002.txnindex", &newer);
     same_as_kafka(&["--files", &files(&[&path])]);
 }
+
+#[test]
+fn the_reference_vectors_of_every_codec_dump_as_kafka_dumps_them() {
+    if !available() {
+        return;
+    }
+    let path = format!(
+        "{}/tests/vectors/record-batches.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let vectors: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let unhex = |s: &str| -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    // The five batches (one per codec, 44 records each, written by another client) one after
+    // the other.
+    let mut seg = Vec::new();
+    for (i, batch) in vectors["batches"].as_array().unwrap().iter().enumerate() {
+        let mut bytes = unhex(batch["batch_hex"].as_str().unwrap());
+        kafkit::record::set_base_offset(&mut bytes, 44 * i as i64);
+        seg.extend(bytes);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log = write(dir.path(), "00000000000000000000.log", &seg);
+    let log = files(&[&log]);
+    let out = same_as_kafka(&["--files", &log, "--print-data-log"]);
+    assert_eq!(out.matches("isvalid: true").count(), 5, "{out}");
+    same_as_kafka(&[
+        "--files",
+        &log,
+        "--deep-iteration",
+        "--skip-record-metadata",
+    ]);
+}
