@@ -3,6 +3,8 @@
 //! # Layout
 //!
 //! - [`record`]: Record, RecordBatch v2 encode and decode, varints, CRC-32C, compression codecs.
+//! - [`log_files`]: the layouts of Kafka's `.index`, `.timeindex`, `.txnindex` and producer
+//!   `.snapshot` files, shared by the embedded log and `kafka-dump-log`.
 //! - [`partitioner`]: Kafka's default partitioner (murmur2 of the key, sticky for null keys).
 //! - [`client`]: the client API the tools use, the same on the embedded log and a cluster.
 //!   It is the library's API, with [`record`] and [`partitioner`].
@@ -20,7 +22,8 @@
 //! - `fuzzing` (only with the `fuzzing` feature, hidden): entry points for the fuzz targets in
 //!   `fuzz/`, not part of the API.
 //!
-//! Dependency direction: `cli -> client -> {local, remote} -> {record, partitioner, assignor}`. Only `cli` prints.
+//! Dependency direction: `cli -> client -> {local, remote} -> {record, partitioner, assignor}`,
+//! and `{cli, local} -> log_files`. Only `cli` prints.
 
 pub(crate) mod assignor;
 pub mod cli;
@@ -30,6 +33,7 @@ pub mod client;
 pub mod fuzzing;
 #[doc(hidden)]
 pub mod local;
+pub mod log_files;
 pub mod partitioner;
 pub mod record;
 pub(crate) mod remote;

@@ -142,11 +142,12 @@ zpty -d z"#,
         screen.contains("kafka-topics --create"),
         "zsh completed: {screen:?}"
     );
-    for tool in [
-        "kafka-topics",
-        "kafka-console-producer",
-        "kafka-console-consumer",
-        "kafka-consumer-groups",
+    for (tool, option) in [
+        ("kafka-topics", "--bootstrap-server"),
+        ("kafka-console-producer", "--bootstrap-server"),
+        ("kafka-console-consumer", "--bootstrap-server"),
+        ("kafka-consumer-groups", "--bootstrap-server"),
+        ("kafka-dump-log", "--files"),
     ] {
         let out = Command::new("man")
             .arg("-l")
@@ -157,7 +158,7 @@ zpty -d z"#,
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
-            out.status.success() && text.contains(tool) && text.contains("--bootstrap-server"),
+            out.status.success() && text.contains(tool) && text.contains(option),
             "{tool}: {text}"
         );
     }

@@ -3,6 +3,8 @@
 //! - [`topics`], [`producer`], [`consumer`], [`groups`], [`get_offsets`],
 //!   [`broker_api_versions`]: one module per tool, each with `command()` (the clap definition)
 //!   and `main()`.
+//! - [`dump_log`]: `kafka-dump-log`, which reads segment files directly (no client, no
+//!   connection options).
 //! - [`line_reader`], [`formatter`]: the console tools' LineMessageReader and
 //!   DefaultMessageFormatter.
 //! - [`properties`]: `key=value` options and Java properties files; [`client_config`]:
@@ -16,6 +18,7 @@
 pub mod broker_api_versions;
 pub mod client_config;
 pub mod consumer;
+pub mod dump_log;
 pub mod formatter;
 pub mod get_offsets;
 pub mod groups;
@@ -62,8 +65,8 @@ pub fn usage<T>(msg: impl Into<String>) -> Result<T, CliError> {
     Err(CliError::Usage(msg.into()))
 }
 
-/// Adds the arguments every tool shares: `--version` (kafkit's own) and `--log-dir`.
-pub fn with_common_args(cmd: clap::Command) -> clap::Command {
+/// Adds `--version` (kafkit's own), which every tool has.
+pub fn with_version_arg(cmd: clap::Command) -> clap::Command {
     cmd.disable_version_flag(true)
         .arg(
             clap::Arg::new("version")
@@ -72,6 +75,13 @@ pub fn with_common_args(cmd: clap::Command) -> clap::Command {
                 .action(clap::ArgAction::SetTrue)
                 .help_heading("Other"),
         )
+        .mut_args(next_word_is_the_value)
+}
+
+/// Adds the arguments every tool that reaches the data through a client shares: `--version`,
+/// `--profile` and `--log-dir`.
+pub fn with_common_args(cmd: clap::Command) -> clap::Command {
+    with_version_arg(cmd)
         .arg(
             clap::Arg::new("profile")
                 .long("profile")
@@ -213,7 +223,7 @@ pub fn new_table(header: &[&str]) -> comfy_table::Table {
 
 /// The tools' complete clap commands, for completions and man pages.
 pub fn tool_commands() -> Vec<clap::Command> {
-    [
+    let mut all: Vec<clap::Command> = [
         topics::command(),
         producer::command(),
         consumer::command(),
@@ -223,7 +233,9 @@ pub fn tool_commands() -> Vec<clap::Command> {
     ]
     .into_iter()
     .map(with_common_args)
-    .collect()
+    .collect();
+    all.push(with_version_arg(dump_log::command()));
+    all
 }
 
 /// Runs a tool: parses arguments with `cmd`, calls `run`, prints errors (runtime errors after
@@ -236,7 +248,22 @@ pub fn run_tool(
     error_prefix: &str,
     run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
 ) -> ExitCode {
-    let mut cmd = with_common_args(cmd);
+    run_command(with_common_args(cmd), error_prefix, run)
+}
+
+/// [`run_tool`] for a tool that reads files and takes no connection options.
+pub fn run_file_tool(
+    cmd: clap::Command,
+    run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
+) -> ExitCode {
+    run_command(with_version_arg(cmd), "", run)
+}
+
+fn run_command(
+    mut cmd: clap::Command,
+    error_prefix: &str,
+    run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
+) -> ExitCode {
     let name = cmd.get_name().to_string();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args.len() <= 1 {

@@ -16,10 +16,11 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
+use crate::log_files;
 use crate::record::BatchHeader;
 
-pub(crate) const OFFSET_ENTRY_SIZE: u64 = 8;
-pub(crate) const TIME_ENTRY_SIZE: u64 = 12;
+pub(crate) const OFFSET_ENTRY_SIZE: u64 = log_files::OFFSET_ENTRY_SIZE as u64;
+pub(crate) const TIME_ENTRY_SIZE: u64 = log_files::TIME_ENTRY_SIZE as u64;
 
 /// One `.index` entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,23 +38,23 @@ pub(crate) struct TimeEntry {
 
 /// Reads entry `i` of an offset index.
 pub(crate) fn read_offset_entry(file: &File, i: u64) -> io::Result<OffsetEntry> {
-    let mut b = [0u8; 8];
+    let mut b = [0u8; log_files::OFFSET_ENTRY_SIZE];
     file.read_exact_at(&mut b, i * OFFSET_ENTRY_SIZE)?;
+    let (relative_offset, position) = log_files::offset_entry(&b);
     Ok(OffsetEntry {
-        relative_offset: i32::from_be_bytes([b[0], b[1], b[2], b[3]]),
-        position: u32::from_be_bytes([b[4], b[5], b[6], b[7]]),
+        relative_offset,
+        position: position as u32,
     })
 }
 
 /// Reads entry `i` of a time index.
 pub(crate) fn read_time_entry(file: &File, i: u64) -> io::Result<TimeEntry> {
-    let mut b = [0u8; 12];
+    let mut b = [0u8; log_files::TIME_ENTRY_SIZE];
     file.read_exact_at(&mut b, i * TIME_ENTRY_SIZE)?;
-    let mut ts = [0u8; 8];
-    ts.copy_from_slice(&b[..8]);
+    let (timestamp, relative_offset) = log_files::time_entry(&b);
     Ok(TimeEntry {
-        timestamp: i64::from_be_bytes(ts),
-        relative_offset: i32::from_be_bytes([b[8], b[9], b[10], b[11]]),
+        timestamp,
+        relative_offset,
     })
 }
 

@@ -4,7 +4,8 @@
 //! bytes 21 to the end, so the base offset (0..8) and partition leader epoch (12..16) can be
 //! patched after a batch is built without recomputing it.
 
-use super::varint::{get_varint, get_varlong, put_varint, put_varlong, varlong_size};
+use super::reader::{RecordReader, RecordSource};
+use super::varint::{put_varint, put_varlong, varlong_size};
 use super::{Compression, Header, Record, RecordError, TimestampType};
 
 /// Bytes before the records: the batch header.
@@ -79,11 +80,17 @@ impl BatchHeader {
                 "base offset {base_offset} plus last offset delta {last_offset_delta} overflows"
             )));
         }
-        Ok(BatchHeader {
+        Ok(BatchHeader::read(buf))
+    }
+
+    /// The header fields at the start of `buf` (at least [`BATCH_OVERHEAD`] bytes) as they
+    /// are, checking nothing: for tools that show damaged batches as Kafka's do.
+    pub fn read(buf: &[u8]) -> BatchHeader {
+        BatchHeader {
             base_offset: be_i64(buf, 0),
-            length,
+            length: be_i32(buf, 8),
             partition_leader_epoch: be_i32(buf, 12),
-            magic,
+            magic: buf[16] as i8,
             crc: be_i32(buf, CRC_OFFSET) as u32,
             attributes: be_i16(buf, ATTRIBUTES_OFFSET),
             last_offset_delta: be_i32(buf, 23),
@@ -93,7 +100,7 @@ impl BatchHeader {
             producer_epoch: be_i16(buf, 51),
             base_sequence: be_i32(buf, 53),
             records_count: be_i32(buf, 57),
-        })
+        }
     }
 
     /// The whole batch's size in bytes, header included.
@@ -229,22 +236,6 @@ impl RecordRef<'_> {
     }
 }
 
-fn read_bytes<'a>(buf: &'a [u8], pos: &mut usize) -> Result<Option<&'a [u8]>, RecordError> {
-    let len = get_varint(buf, pos)?;
-    if len < 0 {
-        return Ok(None);
-    }
-    let end = pos
-        .checked_add(len as usize)
-        .filter(|&e| e <= buf.len())
-        .ok_or_else(|| {
-            RecordError::Corrupt(format!("field of {len} bytes runs past the record"))
-        })?;
-    let out = &buf[*pos..end];
-    *pos = end;
-    Ok(Some(out))
-}
-
 /// Calls `f` for every record of one whole batch, after checking its CRC.
 ///
 /// `scratch` holds decompressed records, so the borrowed records live only for the call.
@@ -297,51 +288,30 @@ where
             records.len()
         )));
     }
-    let mut pos = 0;
-    for _ in 0..header.records_count {
-        let len = get_varint(records, &mut pos)?;
-        let end = pos
-            .checked_add(len.max(0) as usize)
-            .filter(|&e| len >= 0 && e <= records.len())
-            .ok_or_else(|| {
-                RecordError::Corrupt(format!("record of {len} bytes runs past the batch"))
-            })?;
-        let rec = &records[..end];
-        pos += 1; // attributes, unused
-        let ts_delta = get_varlong(rec, &mut pos)?;
-        let offset_delta = get_varint(rec, &mut pos)?;
-        let key = read_bytes(rec, &mut pos)?;
-        let value = read_bytes(rec, &mut pos)?;
-        let count = get_varint(rec, &mut pos)?;
-        if count < 0 || count as usize > rec.len() {
-            return Err(RecordError::Corrupt(format!(
-                "invalid header count {count}"
-            )));
-        }
-        // Most records have no headers: no allocation call for them.
-        let mut headers = if count == 0 {
-            Vec::new()
-        } else {
-            Vec::with_capacity(count as usize)
-        };
-        for _ in 0..count {
-            let hkey = read_bytes(rec, &mut pos)?
-                .ok_or_else(|| RecordError::Corrupt("null header key".into()))?;
-            let hkey = std::str::from_utf8(hkey)
-                .map_err(|_| RecordError::Corrupt("header key is not UTF-8".into()))?;
-            headers.push((hkey, read_bytes(rec, &mut pos)?));
-        }
-        if pos != end {
-            return Err(RecordError::Corrupt(format!(
-                "record length {len} does not match its fields"
-            )));
-        }
+    let source = if codec == Compression::None {
+        RecordSource::Batch
+    } else {
+        RecordSource::Decompressed
+    };
+    let mut reader = RecordReader::new(records, header.records_count, header.magic, source)?;
+    while let Some(raw) = reader.next_record()? {
+        // Kafka decodes header keys leniently; the API hands them out as `&str`.
+        let headers = raw
+            .headers
+            .iter()
+            .map(|&(k, v)| {
+                std::str::from_utf8(k)
+                    .map(|k| (k, v))
+                    .map_err(|_| RecordError::Corrupt("header key is not UTF-8".into()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let timestamp = if header.timestamp_type() == TimestampType::LogAppendTime {
             header.max_timestamp
         } else {
-            header.base_timestamp.wrapping_add(ts_delta)
+            header.base_timestamp.wrapping_add(raw.timestamp_delta)
         };
         // As for the batch, the offset after the record must exist.
+        let offset_delta = raw.offset_delta;
         let offset = header
             .base_offset
             .checked_add(i64::from(offset_delta) + 1)
@@ -355,8 +325,8 @@ where
         f(RecordRef {
             offset,
             timestamp,
-            key,
-            value,
+            key: raw.key,
+            value: raw.value,
             headers,
         })?;
     }

@@ -6,6 +6,7 @@
 
 pub mod batch;
 pub mod compression;
+pub mod reader;
 pub mod varint;
 
 pub use batch::{
@@ -14,6 +15,7 @@ pub use batch::{
     set_partition_leader_epoch, verify_crc,
 };
 pub use compression::Compression;
+pub use reader::{RawRecord, RecordReader, RecordSource};
 
 /// One record header: Kafka header keys are strings, values may be null.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -64,6 +66,9 @@ pub enum RecordError {
     UnknownCodec(i16),
     #[error("corrupt record: {0}")]
     Corrupt(String),
+    /// A record that does not parse, with Kafka's `InvalidRecordException` message.
+    #[error("invalid record: {0}")]
+    Invalid(String),
     #[error("{codec} compression failed: {message}")]
     Compression {
         codec: &'static str,

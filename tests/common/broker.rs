@@ -26,6 +26,7 @@ pub const TOPIC_COMMAND: &str = "org.apache.kafka.tools.TopicCommand";
 pub const CONSOLE_PRODUCER: &str = "org.apache.kafka.tools.ConsoleProducer";
 pub const CONSOLE_CONSUMER: &str = "org.apache.kafka.tools.consumer.ConsoleConsumer";
 pub const GROUP_COMMAND: &str = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand";
+pub const DUMP_LOG_SEGMENTS: &str = "org.apache.kafka.tools.DumpLogSegments";
 
 /// The shared broker, or why there is none.
 static BROKER: OnceLock<Result<Broker, String>> = OnceLock::new();
@@ -125,6 +126,23 @@ pub fn try_bootstrap() -> Option<String> {
 /// The shared broker's bootstrap address; for tests that already know it is available.
 pub fn bootstrap() -> String {
     try_bootstrap().expect("a real Kafka broker (check try_bootstrap() first)")
+}
+
+/// The shared broker's data directory (`log.dirs` of its server.properties), where its
+/// partitions' segment files are; `None` when real-broker tests are skipped.
+pub fn try_log_dir() -> Option<PathBuf> {
+    try_bootstrap()?;
+    let Some(Ok(broker)) = BROKER.get() else {
+        return None;
+    };
+    let config = broker.dir.join("server.properties");
+    let text = std::fs::read_to_string(&config)
+        .unwrap_or_else(|e| panic!("{} (written by kafka-broker.sh): {e}", config.display()));
+    let dirs = text
+        .lines()
+        .find_map(|l| l.strip_prefix("log.dirs="))
+        .unwrap_or_else(|| panic!("no log.dirs= in {}", config.display()));
+    Some(PathBuf::from(dirs.split(',').next().unwrap_or(dirs).trim()))
 }
 
 /// A topic name no other test (or earlier run against the same broker) uses.

@@ -9,6 +9,7 @@ mod common;
 mod broker_api_versions;
 mod consumer;
 mod consumer_group;
+mod dump_log;
 mod get_offsets;
 mod groups;
 mod json;

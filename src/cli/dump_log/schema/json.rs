@@ -1,0 +1,148 @@
+//! Writing read messages as Kafka's generated JSON converters do, printed as Jackson prints a
+//! node tree: no spaces, strings with Jackson's escapes, bytes as padded base64, UUIDs as
+//! Kafka's unpadded URL-safe base64.
+
+use base64::Engine;
+
+use super::{Dflt, Field, Message, Ty, Value, default_of};
+use crate::cli::dump_log::java::JavaError;
+
+const BASE64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
+const BASE64_URL: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+/// The JSON of `value`, a read `message`, written for `version`.
+pub fn to_json(message: &Message, value: &Value, version: i16) -> Result<String, JavaError> {
+    let mut out = String::new();
+    write_struct(&mut out, message.fields, value, version);
+    Ok(out)
+}
+
+/// Kafka's `Uuid.toString()`.
+pub fn uuid_text(bytes: &[u8; 16]) -> String {
+    BASE64_URL.encode(bytes)
+}
+
+fn write_struct(out: &mut String, fields: &[Field], value: &Value, version: i16) {
+    let Value::Struct(slots) = value else {
+        out.push_str("null");
+        return;
+    };
+    out.push('{');
+    let mut first = true;
+    for (f, slot) in fields.iter().zip(slots) {
+        let Some(v) = slot else { continue };
+        if !f.in_version(version) || (f.tagged_in(version) && is_default(f, v, version)) {
+            continue;
+        }
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        write_string(out, f.name);
+        out.push(':');
+        write_value(out, &f.ty, v, version);
+    }
+    out.push('}');
+}
+
+/// Whether a tagged field holds its default (then Kafka leaves it out).
+fn is_default(f: &Field, v: &Value, version: i16) -> bool {
+    match (f.default_value(), v) {
+        (Dflt::Struct, Value::Struct(slots)) => {
+            let Ty::Struct(fields) = f.ty else {
+                return false;
+            };
+            fields.iter().zip(slots).all(|(inner, slot)| match slot {
+                Some(v) if inner.in_version(version) => *v == default_of(inner),
+                _ => true,
+            })
+        }
+        _ => *v == default_of(f),
+    }
+}
+
+fn write_value(out: &mut String, ty: &Ty, v: &Value, version: i16) {
+    match (ty, v) {
+        (_, Value::Int(i)) => out.push_str(&i.to_string()),
+        (_, Value::Json(text)) => out.push_str(text),
+        (_, Value::Float(x)) => out.push_str(&java_double(*x)),
+        (_, Value::Bool(b)) => out.push_str(if *b { "true" } else { "false" }),
+        (_, Value::Str(s)) => write_string(out, s),
+        (_, Value::Bytes(b)) => write_string(out, &BASE64.encode(b)),
+        (_, Value::Uuid(u)) => write_string(out, &uuid_text(u)),
+        (Ty::Array(element), Value::Array(items)) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(out, element, item, version);
+            }
+            out.push(']');
+        }
+        (Ty::Struct(fields), v @ Value::Struct(_)) => write_struct(out, fields, v, version),
+        _ => out.push_str("null"),
+    }
+}
+
+/// A double as Jackson writes it (`Double.toString`): plain from 10^-3 to 10^7, scientific
+/// notation (`1.0E7`) outside, always with a fractional digit.
+fn java_double(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0.0" } else { "0.0" }.into();
+    }
+    if (1e-3..1e7).contains(&x.abs()) {
+        let s = format!("{x}");
+        return if s.contains('.') { s } else { format!("{s}.0") };
+    }
+    let s = format!("{x:e}");
+    let (mantissa, exponent) = s.split_once('e').expect("scientific notation");
+    if mantissa.contains('.') {
+        format!("{mantissa}E{exponent}")
+    } else {
+        format!("{mantissa}.0E{exponent}")
+    }
+}
+
+/// A JSON string as Jackson writes it: `"` and `\` escaped, control characters as the short
+/// escapes or `\u00XX`, everything else as it is.
+pub fn write_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jackson_escapes() {
+        let mut s = String::new();
+        write_string(&mut s, "a\"b\\c\n\u{1}é");
+        assert_eq!(s, "\"a\\\"b\\\\c\\n\\u0001é\"");
+        assert_eq!(uuid_text(&[0; 16]), "AAAAAAAAAAAAAAAAAAAAAA");
+        assert_eq!(java_double(1.5), "1.5");
+        assert_eq!(java_double(1024.0), "1024.0");
+        assert_eq!(java_double(1e7), "1.0E7");
+        assert_eq!(java_double(1.25e-4), "1.25E-4");
+    }
+}
