@@ -75,6 +75,22 @@ fn producing_to_a_missing_topic_creates_it_unless_disabled() {
     let err = k.fails(P, &["--topic", "other"], Some(b"y\n"), 1);
     assert!(err.contains("auto.create.topics.enable=false"), "{err}");
     assert_eq!(k.ok(T, &["--list"], None), "fresh\n");
+    // A config.properties written into a new, empty log dir before its first use is its own.
+    let new = tempfile::tempdir().unwrap();
+    let dir = new.path().join("log");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.properties"),
+        "auto.create.topics.enable=false\n",
+    )
+    .unwrap();
+    let dir = dir.to_str().unwrap();
+    let out = k.run(P, &["--log-dir", dir, "--topic", "other"], Some(b"y\n"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("auto.create.topics.enable=false"),
+        "{stderr}"
+    );
     // Auto-created topics get the log dir's num.partitions, as on a Kafka broker.
     std::fs::write(k.path("config.properties"), "num.partitions=4\n").unwrap();
     k.produce("four", &[], b"x\n");

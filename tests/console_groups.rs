@@ -522,3 +522,33 @@ fn sigterm_and_sighup_commit_then_exit_with_the_signal_status() {
     drop(stdin);
     assert_eq!(k.consume("sig", 4, &[]), "1\n2\n3\n4\n");
 }
+
+/// Deleting a topic drops the groups' committed offsets for it, as a broker does: a topic
+/// created again under the name is read from its start, not from the old topic's positions.
+#[test]
+fn a_topic_created_again_is_not_read_from_the_deleted_ones_offsets() {
+    let k = Kafkit::new();
+    k.produce("orders", &[], b"old1\nold2\nold3\n");
+    let read = [
+        "--topic",
+        "orders",
+        "--group",
+        "g",
+        "--from-beginning",
+        "--timeout-ms",
+        "500",
+    ];
+    assert_eq!(k.ok(C, &read, None), "old1\nold2\nold3\n");
+    k.ok(T, &["--delete", "--topic", "orders"], None);
+    // The group held nothing else, so it is gone with them.
+    let describe = k.run(
+        "kafka-consumer-groups",
+        &["--describe", "--group", "g"],
+        None,
+    );
+    let stderr = String::from_utf8_lossy(&describe.stderr);
+    assert!(stderr.contains("Group g not found"), "{stderr}");
+    k.ok(T, &["--create", "--topic", "orders"], None);
+    k.produce("orders", &[], b"new1\nnew2\nnew3\nnew4\n");
+    assert_eq!(k.ok(C, &read, None), "new1\nnew2\nnew3\nnew4\n");
+}

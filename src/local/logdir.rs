@@ -178,8 +178,10 @@ impl LogDir {
             let entry = entry.context(|| format!("cannot read {}", root.display()))?;
             let name = entry.file_name().to_string_lossy().into_owned();
             // A concurrent first use may be writing the marker (through a temporary file).
+            // config.properties may be written before the first use, to set its defaults.
             let ours = name == ".lock"
                 || name == TOPICS_DIR
+                || name == CONFIG_FILE
                 || name.starts_with(FORMAT_FILE)
                 || is_temporary_file(&name);
             if !ours {
@@ -548,8 +550,15 @@ impl LogDir {
         Ok(meta)
     }
 
-    /// Deletes a topic: its metadata first (atomic), then its partition directories.
+    /// Deletes a topic: its metadata first (atomic), then its partition directories, then the
+    /// groups' committed offsets for it.
     pub fn delete_topic(&self, name: &str) -> Result<()> {
+        self.delete_topic_files(name)?;
+        // After the log dir's lock is released: group locks are never taken under it.
+        self.groups().forget_topic(name)
+    }
+
+    fn delete_topic_files(&self, name: &str) -> Result<()> {
         let _lock = self.lock(LockMode::Exclusive)?;
         let meta = self.require_topic(name)?;
         let path = self.meta_path(name);

@@ -180,6 +180,24 @@ impl GroupStore {
         sync_dir(&dir.dir)
     }
 
+    /// Drops every group's committed offsets for `topic`, as a broker does when a topic is
+    /// deleted: a topic created again under the name starts afresh, instead of being read from
+    /// the old topic's positions (which skipped its first records). Live members keep their
+    /// own positions; their consumers notice the deletion themselves.
+    pub fn forget_topic(&self, topic: &str) -> Result<()> {
+        for group in self.list()? {
+            let dir = self.group_dir(&group)?;
+            let _lock = dir.lock(LockMode::Exclusive)?;
+            let mut committed = dir.read_offsets()?;
+            let before = committed.len();
+            committed.retain(|(t, _), _| t != topic);
+            if committed.len() != before {
+                dir.write_offsets(&committed)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Deletes the committed offsets of these partitions. A partition of a topic that a live
     /// member subscribes to is refused (Kafka's `GROUP_SUBSCRIBED_TO_TOPIC`) with the message
     /// [`GROUP_SUBSCRIBED_TO_TOPIC`]; the others are deleted in one atomic write (a partition
