@@ -217,6 +217,16 @@ fn damage_below_the_recovery_point_is_an_error_and_a_torn_tail_is_cut_with_a_war
         "{stderr}"
     );
 
+    // Describing still works (the damage is a warning there: describing applies retention).
+    let out = k.run("kafka-topics", &["--describe"], None);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Topic: acked"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("WARN: retention was not applied to topic 'acked': "),
+        "{stderr}"
+    );
+
     // The explicit repair cuts the partition back before the damaged batch and keeps the
     // file's old bytes aside; reading and writing then go on from there.
     let report = k.ok("kafka-topics", &["--repair", "--topic", "acked"], None);

@@ -27,7 +27,8 @@ pub fn list_topics(dir: &LogDir) -> Result<Vec<TopicListing>> {
 }
 
 /// The named topics; a missing one is UNKNOWN_TOPIC_OR_PARTITION. Describing applies
-/// retention, since the embedded log has no daemon to do it.
+/// retention, since the embedded log has no daemon to do it; where it cannot (a damaged
+/// partition), that is a warning, and the topic is described all the same.
 pub fn describe_topics(dir: &LogDir, names: &[String]) -> Result<Vec<TopicDescription>> {
     names
         .iter()
@@ -36,7 +37,10 @@ pub fn describe_topics(dir: &LogDir, names: &[String]) -> Result<Vec<TopicDescri
             // Describing applies retention where it can; a read-only log dir is still described.
             match dir.apply_retention(&meta) {
                 Err(e) if e.is_read_only() => {}
-                other => other?,
+                Err(e) => super::warnings::push(format!(
+                    "retention was not applied to topic '{name}': {e}"
+                )),
+                Ok(()) => {}
             }
             Ok(description(&meta))
         })
