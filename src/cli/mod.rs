@@ -1,7 +1,7 @@
 //! The tools' command lines: clap definitions, Kafka's validation and messages, output.
 //!
 //! - [`topics`], [`producer`], [`consumer`], [`groups`], [`get_offsets`],
-//!   [`broker_api_versions`]: one module per tool, each with `command()` (the clap definition)
+//!   [`broker_api_versions`], [`configs`]: one module per tool, each with `command()` (the clap definition)
 //!   and `main()`.
 //! - [`line_reader`], [`formatter`]: the console tools' LineMessageReader and
 //!   DefaultMessageFormatter.
@@ -15,6 +15,7 @@
 
 pub mod broker_api_versions;
 pub mod client_config;
+pub mod configs;
 pub mod consumer;
 pub mod formatter;
 pub mod get_offsets;
@@ -211,6 +212,7 @@ pub fn tool_commands() -> Vec<clap::Command> {
         groups::command(),
         get_offsets::command(),
         broker_api_versions::command(),
+        configs::command(),
     ]
     .into_iter()
     .map(with_common_args)
