@@ -1,7 +1,7 @@
 //! The tools' command lines: clap definitions, Kafka's validation and messages, output.
 //!
 //! - [`topics`], [`producer`], [`consumer`], [`groups`], [`get_offsets`],
-//!   [`broker_api_versions`]: one module per tool, each with `command()` (the clap definition)
+//!   [`broker_api_versions`], [`configs`]: one module per tool, each with `command()` (the clap definition)
 //!   and `main()`.
 //! - [`dump_log`]: `kafka-dump-log`, which reads segment files directly (no client, no
 //!   connection options).
@@ -17,6 +17,7 @@
 
 pub mod broker_api_versions;
 pub mod client_config;
+pub mod configs;
 pub mod consumer;
 pub mod dump_log;
 pub mod formatter;
@@ -230,6 +231,7 @@ pub fn tool_commands() -> Vec<clap::Command> {
         groups::command(),
         get_offsets::command(),
         broker_api_versions::command(),
+        configs::command(),
     ]
     .into_iter()
     .map(with_common_args)

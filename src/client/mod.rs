@@ -6,6 +6,8 @@
 //! data lives.
 //!
 //! - [`brokers`]: a cluster's brokers and the API versions each supports.
+//! - [`configs`]: entity configs (topics, brokers, broker defaults, groups) with their sources,
+//!   for `kafka-configs`.
 //! - [`consumer`]: the consumer engine: assignment, fetching, offset reset, commits, and group
 //!   membership on either backend.
 //! - [`groups`]: consumer-group admin: list, describe, reset offsets, delete.
@@ -17,6 +19,7 @@
 //! - [`error`]: [`ClientError`], one error type with Kafka's error kinds.
 
 pub mod brokers;
+pub mod configs;
 pub mod consumer;
 pub mod error;
 pub mod groups;

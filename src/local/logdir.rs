@@ -258,6 +258,33 @@ impl LogDir {
         }
     }
 
+    /// Every log-dir setting of `config.properties`, sorted by name.
+    pub fn settings(&self) -> Result<BTreeMap<String, String>> {
+        let path = self.root.join(CONFIG_FILE);
+        match fs::read_to_string(&path) {
+            Ok(text) => Ok(parse_properties(&text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
+            Err(e) => Err(LocalError::io(format!("cannot read {}", path.display()), e)),
+        }
+    }
+
+    /// Changes `config.properties` with `change`, which may refuse (nothing is written then);
+    /// the file is rewritten atomically under the log-dir lock (as `key=value` lines: comments
+    /// are not kept).
+    pub fn alter_settings(
+        &self,
+        change: impl FnOnce(&mut BTreeMap<String, String>) -> std::result::Result<(), String>,
+    ) -> Result<()> {
+        let _lock = self.lock(LockMode::Exclusive)?;
+        let mut settings = self.settings()?;
+        change(&mut settings).map_err(LocalError::Invalid)?;
+        let mut text = String::from("# kafkit log-dir settings\n");
+        for (k, v) in &settings {
+            text.push_str(&format!("{k}={v}\n"));
+        }
+        write_atomically(&self.root.join(CONFIG_FILE), text.as_bytes())
+    }
+
     /// Whether producing to a missing topic creates it (`auto.create.topics.enable`, default true).
     pub fn auto_create_topics(&self) -> Result<bool> {
         Ok(self

@@ -1,6 +1,7 @@
 //! The embedded log: a Kafka-format commit log in a directory on this machine.
 //!
 //! - [`admin`]: topic admin for the client API, answering as a one-broker cluster.
+//! - [`configs`]: entity configs for `kafka-configs` (topic overrides, `config.properties`).
 //! - [`logdir`]: the directory, its topics' metadata and the log-dir lock.
 //! - [`partition`]: one partition's log: append, recovery, snapshot, read, retention.
 //! - [`producer`], [`write_behind`]: the producer's writer: batches gathered per partition and
@@ -10,6 +11,7 @@
 //! - [`error`], [`lock`]: the error type and `flock` locks with a deadline.
 
 pub mod admin;
+pub mod configs;
 pub mod error;
 pub mod group;
 pub mod index;

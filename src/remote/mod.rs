@@ -15,6 +15,7 @@
 //!    - [`admin`]: the bootstrap list and the admin calls (Metadata, DescribeTopicPartitions,
 //!      DescribeConfigs, IncrementalAlterConfigs, DescribeCluster, CreateTopics,
 //!      CreatePartitions, DeleteTopics).
+//!    - [`configs`]: DescribeConfigs with synonyms and IncrementalAlterConfigs for any entity.
 //!    - [`brokers`]: every broker's ApiVersions, annotated with kafkit's use of each API.
 //!    - [`produce`]: the producer: leader routing, InitProducerId, Produce with retries.
 //!    - [`error`]: [`RemoteError`], one line per failure, naming the broker.
@@ -23,6 +24,7 @@
 
 mod admin;
 mod brokers;
+mod configs;
 pub(crate) mod consumer_protocol;
 mod coordinator;
 pub mod error;

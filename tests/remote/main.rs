@@ -7,6 +7,7 @@
 mod common;
 
 mod broker_api_versions;
+mod configs;
 mod consumer;
 mod consumer_group;
 mod dump_log;

@@ -1,0 +1,123 @@
+//! Entity configs on a cluster: DescribeConfigs (with synonyms) and IncrementalAlterConfigs
+//! for one topic, broker, broker-defaults or group resource, as `kafka-configs` uses them.
+
+use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
+use kafka_protocol::messages::incremental_alter_configs_request::{
+    AlterConfigsResource, AlterableConfig,
+};
+use kafka_protocol::messages::{DescribeConfigsRequest, IncrementalAlterConfigsRequest};
+use kafka_protocol::protocol::StrBytes;
+
+use super::Cluster;
+use super::admin::Client;
+use super::error::{RemoteError, Result};
+use crate::client::ConfigChange;
+use crate::client::configs::{ConfigResource, ConfigSource, ConfigSynonym, DescribedConfig};
+
+/// IncrementalAlterConfigs' operations.
+const SET_CONFIG: i8 = 0;
+const DELETE_CONFIG: i8 = 1;
+
+impl Client {
+    /// Every config of the resource with its source and synonyms, in the broker's order.
+    pub async fn describe_resource_configs(
+        &mut self,
+        resource: &ConfigResource,
+    ) -> Result<Vec<DescribedConfig>> {
+        let version = self.conn.version::<DescribeConfigsRequest>()?;
+        let (resource_type, name) = resource.wire();
+        let request = DescribeConfigsRequest::default()
+            .with_include_synonyms(true)
+            .with_resources(vec![
+                DescribeConfigsResource::default()
+                    .with_resource_type(resource_type)
+                    .with_resource_name(StrBytes::from_string(name))
+                    .with_configuration_keys(None),
+            ]);
+        let response = self.conn.send(&request, version).await?;
+        let Some(result) = response.results.first() else {
+            return Err(RemoteError::Protocol {
+                addr: self.conn.addr().to_string(),
+                api: "DescribeConfigs",
+                reason: "the answer names no resource".to_string(),
+            });
+        };
+        RemoteError::check(result.error_code, result.error_message.as_deref())?;
+        Ok(result
+            .configs
+            .iter()
+            .map(|c| DescribedConfig {
+                name: c.name.to_string(),
+                value: c.value.as_ref().map(|v| v.to_string()),
+                source: ConfigSource::from_code(c.config_source),
+                sensitive: c.is_sensitive,
+                read_only: c.read_only,
+                synonyms: c
+                    .synonyms
+                    .iter()
+                    .map(|s| ConfigSynonym {
+                        name: s.name.to_string(),
+                        value: s.value.as_ref().map(|v| v.to_string()),
+                        source: ConfigSource::from_code(s.source),
+                    })
+                    .collect(),
+            })
+            .collect())
+    }
+
+    /// Applies the changes to the resource's configs (SET and DELETE), all or none.
+    pub async fn alter_resource_configs(
+        &mut self,
+        resource: &ConfigResource,
+        changes: &[ConfigChange],
+    ) -> Result<()> {
+        let version = self.conn.version::<IncrementalAlterConfigsRequest>()?;
+        let (resource_type, name) = resource.wire();
+        let configs = changes.iter().map(|change| {
+            let (operation, value) = match change {
+                ConfigChange::Set { value, .. } => (SET_CONFIG, Some(value.clone())),
+                ConfigChange::Delete { .. } => (DELETE_CONFIG, None),
+            };
+            AlterableConfig::default()
+                .with_name(StrBytes::from_string(change.name().to_string()))
+                .with_config_operation(operation)
+                .with_value(value.map(StrBytes::from_string))
+        });
+        let request = IncrementalAlterConfigsRequest::default().with_resources(vec![
+            AlterConfigsResource::default()
+                .with_resource_type(resource_type)
+                .with_resource_name(StrBytes::from_string(name))
+                .with_configs(configs.collect()),
+        ]);
+        let response = self.conn.send(&request, version).await?;
+        match response.responses.first() {
+            Some(r) => RemoteError::check(r.error_code, r.error_message.as_deref()),
+            None => Err(RemoteError::Protocol {
+                addr: self.conn.addr().to_string(),
+                api: "IncrementalAlterConfigs",
+                reason: "the answer names no resource".to_string(),
+            }),
+        }
+    }
+}
+
+impl Cluster {
+    /// See [`crate::client::Client::describe_resource_configs`].
+    pub fn describe_resource_configs(
+        &mut self,
+        resource: &ConfigResource,
+    ) -> Result<Vec<DescribedConfig>> {
+        self.runtime
+            .block_on(self.client.describe_resource_configs(resource))
+    }
+
+    /// See [`crate::client::Client::alter_resource_configs`].
+    pub fn alter_resource_configs(
+        &mut self,
+        resource: &ConfigResource,
+        changes: &[ConfigChange],
+    ) -> Result<()> {
+        self.runtime
+            .block_on(self.client.alter_resource_configs(resource, changes))
+    }
+}
