@@ -23,8 +23,19 @@ use kafkit::record::Compression;
 
 const RECORDS: usize = 1000;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (options, scratch) = connect_options()?;
+fn main() -> std::process::ExitCode {
+    match roundtrip() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("roundtrip: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn roundtrip() -> Result<(), Box<dyn std::error::Error>> {
+    // The scratch log dir, if any, is removed when this returns, failed or not.
+    let (options, _scratch) = connect_options()?;
     let topic = format!("roundtrip-{}", now_ms());
 
     // Create the topic: the same call creates it on the embedded log or on a cluster.
@@ -91,9 +102,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{RECORDS} records through topic {topic} and back, in order per partition ({})",
         counts.join(", ")
     );
-    if let Some(dir) = scratch {
-        std::fs::remove_dir_all(dir)?;
-    }
     Ok(())
 }
 
@@ -167,7 +175,7 @@ fn check_offsets(admin: &mut Client, topic: &str) -> Result<(), Box<dyn std::err
 
 /// `--bootstrap-server HOST:PORT` for a cluster, `--log-dir DIR` for an embedded log;
 /// without either, a fresh embedded log in a temporary directory (removed at the end).
-fn connect_options() -> Result<(ConnectOptions, Option<std::path::PathBuf>), String> {
+fn connect_options() -> Result<(ConnectOptions, Option<tempfile::TempDir>), String> {
     let mut options = ConnectOptions::default();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -180,8 +188,11 @@ fn connect_options() -> Result<(ConnectOptions, Option<std::path::PathBuf>), Str
     }
     let mut scratch = None;
     if options.bootstrap_servers.is_none() && options.log_dir.is_none() {
-        let dir = std::env::temp_dir().join(format!("kafkit-roundtrip-{}", now_ms()));
-        options.log_dir = Some(dir.clone());
+        let dir = tempfile::Builder::new()
+            .prefix("kafkit-roundtrip-")
+            .tempdir()
+            .map_err(|e| format!("cannot create a temporary log dir: {e}"))?;
+        options.log_dir = Some(dir.path().join("log"));
         scratch = Some(dir);
     }
     Ok((options, scratch))
