@@ -83,10 +83,9 @@ pub fn segment_recovery(data: &[u8]) {
         let dir = slot.get_or_insert_with(|| super::scratch_dir("segment").join("t-0"));
         let _ = std::fs::remove_dir_all(&*dir);
         PartitionLog::create(dir).expect("a partition directory");
-        // The empty first segment `create` makes is replaced by the input's.
-        for suffix in [".log", ".index", ".timeindex"] {
-            std::fs::remove_file(dir.join(format!("{:020}{suffix}", 0))).expect("a new segment");
-        }
+        // The empty first segment `create` makes (a `.log`; its indexes come with the first
+        // append) is replaced by the input's.
+        std::fs::remove_file(dir.join(format!("{:020}.log", 0))).expect("a new segment");
         for (base, bytes) in &segments {
             write(dir, *base, ".log", bytes);
         }
