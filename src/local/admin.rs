@@ -34,14 +34,7 @@ pub fn describe_topics(dir: &LogDir, names: &[String]) -> Result<Vec<TopicDescri
         .iter()
         .map(|name| {
             let meta = existing(dir, name)?;
-            // Describing applies retention where it can; a read-only log dir is still described.
-            match dir.apply_retention(&meta) {
-                Err(e) if e.is_read_only() => {}
-                Err(e) => super::warnings::push(format!(
-                    "retention was not applied to topic '{name}': {e}"
-                )),
-                Ok(()) => {}
-            }
+            apply_retention_or_warn(dir, &meta);
             Ok(description(&meta))
         })
         .collect()
@@ -170,14 +163,16 @@ pub fn alter_topic_configs(dir: &LogDir, alterations: &[TopicConfigChanges]) -> 
         .collect()
 }
 
-fn alter_topic_config(dir: &LogDir, alteration: &TopicConfigChanges) -> Result<()> {
+/// One topic's config changes, all or none; a shorter retention takes effect at once.
+pub(super) fn alter_topic_config(dir: &LogDir, alteration: &TopicConfigChanges) -> Result<()> {
     existing(dir, &alteration.topic)?;
     let invalid = |message: String| ClientError::kafka(ResponseError::InvalidConfig, message);
     let meta = dir.alter_topic_configs(&alteration.topic, |configs| {
         for change in &alteration.changes {
             match change {
+                // Stored as checked: Kafka's parse trims a value.
                 ConfigChange::Set { name, value } => {
-                    configs.insert(name.clone(), value.clone());
+                    configs.insert(name.clone(), value.trim().to_string());
                 }
                 ConfigChange::Delete { name } => {
                     configs.remove(name);
@@ -195,7 +190,22 @@ fn alter_topic_config(dir: &LogDir, alteration: &TopicConfigChanges) -> Result<(
         Err(e) => return Err(e.into()),
     };
     // A shorter retention takes effect now, as the broker's log cleaner would soon.
-    Ok(dir.apply_retention(&meta)?)
+    apply_retention_or_warn(dir, &meta);
+    Ok(())
+}
+
+/// Applies the topic's retention now, as a broker's log cleaner would soon: a warning where it
+/// cannot (a damaged partition), since the command's own change is done and stays. A
+/// read-only log dir is left as it is, silently.
+fn apply_retention_or_warn(dir: &LogDir, meta: &TopicMeta) {
+    match dir.apply_retention(meta) {
+        Err(e) if e.is_read_only() => {}
+        Err(e) => super::warnings::push(format!(
+            "retention was not applied to topic '{}': {e}",
+            meta.name
+        )),
+        Ok(()) => {}
+    }
 }
 
 /// Deletes each topic in turn; the outcome of each.

@@ -5,7 +5,7 @@
 
 use kafka_protocol::ResponseError;
 
-use super::admin::alter_topic_configs;
+use super::admin::alter_topic_config;
 use super::logdir::LOCAL_NODE_ID;
 use super::{LocalError, LogDir};
 use crate::client::configs::{ConfigResource, ConfigSource, ConfigSynonym, DescribedConfig};
@@ -54,15 +54,13 @@ pub fn alter(dir: &LogDir, resource: &ConfigResource, changes: &[ConfigChange]) 
     match resource {
         ConfigResource::Topic(name) => {
             dir.topic(name)?.ok_or_else(|| unknown_topic(name))?;
-            let alteration = TopicConfigChanges {
-                topic: name.clone(),
-                changes: changes.to_vec(),
-            };
-            let (_, outcome) = alter_topic_configs(dir, std::slice::from_ref(&alteration))
-                .into_iter()
-                .next()
-                .expect("one outcome per alteration");
-            outcome
+            alter_topic_config(
+                dir,
+                &TopicConfigChanges {
+                    topic: name.clone(),
+                    changes: changes.to_vec(),
+                },
+            )
         }
         ConfigResource::BrokerDefaults => alter_settings(dir, changes),
         ConfigResource::Broker(id) if *id == LOCAL_NODE_ID => Err(ClientError::kafka(
@@ -150,20 +148,14 @@ fn alter_settings(dir: &LogDir, changes: &[ConfigChange]) -> Result<()> {
                 .map_err(|m| ClientError::kafka(ResponseError::InvalidRequest, m))?;
         }
     }
-    let outcome = dir.alter_settings(|settings| {
-        for change in changes {
-            match change {
-                ConfigChange::Set { name, value } => {
-                    settings.insert(name.clone(), value.trim().to_string());
-                }
-                ConfigChange::Delete { name } => {
-                    settings.remove(name);
-                }
-            }
-        }
-        Ok(())
-    });
-    match outcome {
+    let changes: Vec<(String, Option<String>)> = changes
+        .iter()
+        .map(|change| match change {
+            ConfigChange::Set { name, value } => (name.clone(), Some(value.trim().to_string())),
+            ConfigChange::Delete { name } => (name.clone(), None),
+        })
+        .collect();
+    match dir.alter_settings(&changes) {
         Err(LocalError::Invalid(m)) => Err(ClientError::kafka(ResponseError::InvalidConfig, m)),
         other => Ok(other?),
     }

@@ -25,6 +25,7 @@ use base64::Engine;
 use super::error::{IoContext, LocalError, Result};
 use super::lock::{FileLock, LockMode};
 use super::partition::{PartitionConfig, PartitionLog, RepairReport};
+use crate::client::{topic_config, topic_name};
 
 /// Names a partition directory's owning topic id, as Kafka's brokers write it.
 const PARTITION_METADATA: &str = "partition.metadata";
@@ -37,7 +38,6 @@ pub struct PartitionRepair {
     pub adopted_from: Option<String>,
     pub report: RepairReport,
 }
-use crate::client::{topic_config, topic_name};
 
 const FORMAT_FILE: &str = "kafkit-format";
 const FORMAT_LINE: &str = "kafkit-log-format=1";
@@ -140,23 +140,12 @@ impl LogDir {
     /// Turns a new or empty directory into a log directory, if it is not one yet. Concurrent
     /// first uses serialize on the log-dir lock, so exactly one of them writes the marker.
     pub(crate) fn initialize(root: &Path) -> Result<()> {
-        if root.join(FORMAT_FILE).exists() {
+        let marker = root.join(FORMAT_FILE);
+        if marker.exists() {
             return Ok(());
         }
-        if root.is_file() {
-            return Err(LocalError::Invalid(format!(
-                "log directory {} is a file, not a directory; choose another --log-dir",
-                root.display()
-            )));
-        }
-        let marker = root.join(FORMAT_FILE);
         // Refuse a directory with other content before creating anything in it.
-        if root.exists()
-            && !marker.exists()
-            && let Some(name) = Self::foreign_entry(root)?
-        {
-            return Err(Self::not_a_log_dir(root, &name));
-        }
+        Self::check_new(root)?;
         fs::create_dir_all(root)
             .context(|| format!("cannot create log directory {}", root.display()))?;
         let _lock = FileLock::acquire(&root.join(".lock"), LockMode::Exclusive)?;
@@ -250,39 +239,66 @@ impl LogDir {
 
     /// A log-dir setting from `config.properties`, if set.
     pub fn setting(&self, name: &str) -> Result<Option<String>> {
-        let path = self.root.join(CONFIG_FILE);
-        match fs::read_to_string(&path) {
-            Ok(text) => Ok(parse_properties(&text).remove(name)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(LocalError::io(format!("cannot read {}", path.display()), e)),
-        }
+        Ok(self.settings()?.remove(name))
     }
 
     /// Every log-dir setting of `config.properties`, sorted by name.
     pub fn settings(&self) -> Result<BTreeMap<String, String>> {
+        Ok(parse_properties(&self.settings_text()?))
+    }
+
+    /// The text of `config.properties`; empty when there is none.
+    fn settings_text(&self) -> Result<String> {
         let path = self.root.join(CONFIG_FILE);
         match fs::read_to_string(&path) {
-            Ok(text) => Ok(parse_properties(&text)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
+            Ok(text) => Ok(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
             Err(e) => Err(LocalError::io(format!("cannot read {}", path.display()), e)),
         }
     }
 
-    /// Changes `config.properties` with `change`, which may refuse (nothing is written then);
-    /// the file is rewritten atomically under the log-dir lock (as `key=value` lines: comments
-    /// are not kept).
-    pub fn alter_settings(
-        &self,
-        change: impl FnOnce(&mut BTreeMap<String, String>) -> std::result::Result<(), String>,
-    ) -> Result<()> {
-        let _lock = self.lock(LockMode::Exclusive)?;
-        let mut settings = self.settings()?;
-        change(&mut settings).map_err(LocalError::Invalid)?;
-        let mut text = String::from("# kafkit log-dir settings\n");
-        for (k, v) in &settings {
-            text.push_str(&format!("{k}={v}\n"));
+    /// Sets (`Some`) or removes (`None`) settings in `config.properties`, rewritten atomically
+    /// under the log-dir lock. Other lines, comments included, are kept as they are; a file
+    /// with a line that is not `key=value` (which the settings' reader would not see either)
+    /// is refused rather than rewritten around it.
+    pub fn alter_settings(&self, changes: &[(String, Option<String>)]) -> Result<()> {
+        for (key, value) in changes {
+            refuse_line_breaks(key, value.as_deref().unwrap_or(""))?;
         }
-        write_atomically(&self.root.join(CONFIG_FILE), text.as_bytes())
+        let _lock = self.lock(LockMode::Exclusive)?;
+        let path = self.root.join(CONFIG_FILE);
+        let mut text = String::new();
+        let mut pending: BTreeMap<&str, Option<&str>> = changes
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_deref()))
+            .collect();
+        for (number, line) in self.settings_text()?.lines().enumerate() {
+            let trimmed = line.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with('!') {
+                text.push_str(line);
+                text.push('\n');
+                continue;
+            }
+            let Some((key, _)) = trimmed.split_once('=') else {
+                return Err(LocalError::Invalid(format!(
+                    "line {} of {} is not key=value, so the file cannot be rewritten around it; fix it by hand",
+                    number + 1,
+                    path.display()
+                )));
+            };
+            match pending.remove(key.trim()) {
+                None => text.push_str(line),
+                Some(Some(value)) => text.push_str(&format!("{}={value}", key.trim())),
+                Some(None) => continue,
+            }
+            text.push('\n');
+        }
+        for (key, value) in pending {
+            if let Some(value) = value {
+                text.push_str(&format!("{key}={value}\n"));
+            }
+        }
+        write_atomically(&path, text.as_bytes())
     }
 
     /// Whether producing to a missing topic creates it (`auto.create.topics.enable`, default true).
@@ -501,21 +517,18 @@ impl LogDir {
         let metadata = tmp.join(PARTITION_METADATA);
         fs::write(&metadata, format!("version: 0\ntopic_id: {}\n", meta.id))
             .context(|| format!("cannot write {}", metadata.display()))?;
-        let rename = || {
-            fs::rename(&tmp, &dir)
-                .context(|| format!("cannot rename {} to {}", tmp.display(), dir.display()))
-        };
-        match fs::rename(&tmp, &dir) {
-            Ok(()) => Ok(()),
-            // An orphan of a create that crashed: replaced (renaming over it fails unless it
-            // is empty, which saves a stat per partition when there is none).
+        let rename = || fs::rename(&tmp, &dir);
+        // An orphan of a create that crashed is replaced (renaming over it fails unless it is
+        // empty; trying first saves a stat per partition when there is none).
+        let renamed = match rename() {
             Err(_) if dir.exists() => {
                 fs::remove_dir_all(&dir)
                     .context(|| format!("cannot remove orphan directory {}", dir.display()))?;
                 rename()
             }
-            Err(_) => rename(),
-        }
+            other => other,
+        };
+        renamed.context(|| format!("cannot rename {} to {}", tmp.display(), dir.display()))
     }
 
     fn write_meta(&self, meta: &TopicMeta) -> Result<()> {
@@ -524,6 +537,7 @@ impl LogDir {
             meta.id, meta.partitions
         );
         for (k, v) in &meta.configs {
+            refuse_line_breaks(k, v)?;
             text.push_str(&format!("config.{k}={v}\n"));
         }
         fs::create_dir_all(self.root.join(TOPICS_DIR))
@@ -533,13 +547,21 @@ impl LogDir {
 
     /// Applies the topic's `retention.ms` and `retention.bytes` to every partition now. Admin
     /// commands call this, so retention happens even when nobody writes (there is no daemon).
+    /// A partition that fails (damaged, say) does not keep the others from being trimmed; the
+    /// first failure is returned after all were tried.
     pub fn apply_retention(&self, meta: &TopicMeta) -> Result<()> {
         let config = meta.partition_config();
         let _lock = self.lock(LockMode::Shared)?;
+        let mut first_failure = None;
         for p in 0..meta.partitions {
-            self.partition(&meta.name, p)?.apply_retention(&config)?;
+            let applied = self
+                .partition(&meta.name, p)
+                .and_then(|log| log.apply_retention(&config));
+            if let Err(e) = applied {
+                first_failure.get_or_insert(e);
+            }
         }
-        Ok(())
+        first_failure.map_or(Ok(()), Err)
     }
 
     /// Raises a topic's partition count (increase only).
@@ -628,6 +650,17 @@ fn new_topic_id() -> String {
     }
 }
 
+/// Settings and configs are stored one `key=value` per line: a line break in either would
+/// split the entry and damage the file.
+fn refuse_line_breaks(key: &str, value: &str) -> Result<()> {
+    if key.contains(['\n', '\r']) || value.contains(['\n', '\r']) {
+        return Err(LocalError::Invalid(format!(
+            "the value of {key} contains a line break, which a config cannot hold"
+        )));
+    }
+    Ok(())
+}
+
 /// Parses simple `key=value` lines (comments with `#` or `!`).
 fn parse_properties(text: &str) -> BTreeMap<String, String> {
     text.lines()
@@ -638,7 +671,6 @@ fn parse_properties(text: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Writes a small file atomically: tmp, fsync, rename, fsync of the directory.
 /// The topic id a partition directory's `partition.metadata` names (Kafka's format: a
 /// `version: 0` and a `topic_id: <id>` line), if it has one.
 fn partition_owner(dir: &Path) -> Result<Option<String>> {
@@ -653,6 +685,7 @@ fn partition_owner(dir: &Path) -> Result<Option<String>> {
     }
 }
 
+/// Writes a small file atomically: tmp, fsync, rename, fsync of the directory.
 pub(crate) fn write_atomically(path: &Path, data: &[u8]) -> Result<()> {
     // A short temporary name: the final name may already be as long as a name can be.
     let tmp = path.with_file_name(format!(".{:016x}{TMP_SUFFIX}", rand::random::<u64>()));

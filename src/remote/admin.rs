@@ -14,9 +14,6 @@ use kafka_protocol::messages::create_topics_request::{
 use kafka_protocol::messages::delete_topics_request::DeleteTopicState;
 use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
 use kafka_protocol::messages::describe_topic_partitions_request::{self, TopicRequest};
-use kafka_protocol::messages::incremental_alter_configs_request::{
-    AlterConfigsResource, AlterableConfig,
-};
 use kafka_protocol::messages::{
     BrokerId, CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest,
     DescribeClusterRequest, DescribeConfigsRequest, DescribeTopicPartitionsRequest,
@@ -24,9 +21,11 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
+use super::configs::alterable;
 use super::error::{RemoteError, Result};
 use super::net::connection::{ClientConfig, ConnectFailure, Connection};
-use crate::client::{ConfigChange, ConfigEntry, NewTopic, PartitionIncrease, TopicConfigChanges};
+use crate::client::configs::ConfigResource;
+use crate::client::{ConfigEntry, NewTopic, PartitionIncrease, TopicConfigChanges};
 
 /// A broker of the cluster, as Metadata describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,9 +83,6 @@ pub struct ClusterMetadata {
 const DEFAULT_CONFIG: i8 = 5;
 /// DescribeConfigs' resource type for topics.
 const TOPIC_RESOURCE: i8 = 2;
-/// IncrementalAlterConfigs' operations.
-const SET_CONFIG: i8 = 0;
-const DELETE_CONFIG: i8 = 1;
 
 /// A per-topic outcome of CreateTopics or DeleteTopics.
 pub type TopicOutcome = (String, Result<()>);
@@ -568,22 +564,8 @@ impl Client {
         alterations: &[TopicConfigChanges],
     ) -> Result<Vec<TopicOutcome>> {
         let version = self.conn.version::<IncrementalAlterConfigsRequest>()?;
-        let resource = |a: &TopicConfigChanges| {
-            let configs = a.changes.iter().map(|change| {
-                let (operation, value) = match change {
-                    ConfigChange::Set { value, .. } => (SET_CONFIG, Some(value.clone())),
-                    ConfigChange::Delete { .. } => (DELETE_CONFIG, None),
-                };
-                AlterableConfig::default()
-                    .with_name(StrBytes::from_string(change.name().to_string()))
-                    .with_config_operation(operation)
-                    .with_value(value.map(StrBytes::from_string))
-            });
-            AlterConfigsResource::default()
-                .with_resource_type(TOPIC_RESOURCE)
-                .with_resource_name(StrBytes::from_string(a.topic.clone()))
-                .with_configs(configs.collect())
-        };
+        let resource =
+            |a: &TopicConfigChanges| alterable(&ConfigResource::Topic(a.topic.clone()), &a.changes);
         let request = IncrementalAlterConfigsRequest::default()
             .with_resources(alterations.iter().map(resource).collect());
         let response = self.conn.send(&request, version).await?;

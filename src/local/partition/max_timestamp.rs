@@ -35,7 +35,8 @@ impl PartitionLog {
         let segs = snapshot.segments();
         let start = snapshot.log_start_offset;
         // The first segment holding the greatest timestamp wins a tie: it has the lower offsets.
-        let mut best: Option<(SegmentMax, usize)> = None;
+        // Its file stays open, so retention deleting it meanwhile cannot hide its records.
+        let mut best: Option<(SegmentMax, usize, File)> = None;
         for (i, seg) in segs.iter().enumerate() {
             let next_base = segs.get(i + 1).map(|s| s.base_offset);
             let path = segment_path(&self.dir, seg.base_offset, LOG_SUFFIX);
@@ -47,19 +48,16 @@ impl PartitionLog {
             };
             if best
                 .as_ref()
-                .is_none_or(|(b, _)| max.timestamp > b.timestamp)
+                .is_none_or(|(b, _, _)| max.timestamp > b.timestamp)
             {
-                best = Some((max, i));
+                best = Some((max, i, log));
             }
         }
-        let Some((max, i)) = best else {
+        let Some((max, i, log)) = best else {
             return Ok(None);
         };
         let seg = &segs[i];
         let path = segment_path(&self.dir, seg.base_offset, LOG_SUFFIX);
-        let Some(log) = open_segment(&path)? else {
-            return Ok(None);
-        };
         first_record_with(&log, &path, seg, &max, start)
     }
 

@@ -60,20 +60,21 @@ impl PartitionLog {
         };
         let stamp = now_ms();
         let mut set_aside = Vec::new();
-        let cut_base = bases[damage.index];
-        let log_path = segment_path(&self.dir, cut_base, LOG_SUFFIX);
-        if damage.position > 0 {
-            // Keep the damaged segment's whole bytes aside, then cut it at the damage.
+        let log_path = segment_path(&self.dir, bases[damage.index], LOG_SUFFIX);
+        // A segment damaged past its start keeps its good batches (its whole bytes are copied
+        // aside first); one damaged at its start goes aside whole, as every later one does.
+        let first_aside = if damage.position > 0 {
             let copy = aside_path(&log_path, stamp);
+            // Durable before the original is cut: a crash must not lose both.
             std::fs::copy(&log_path, &copy)
+                .and_then(|_| std::fs::File::open(&copy)?.sync_all())
                 .context(|| format!("cannot copy {} aside", log_path.display()))?;
+            sync_dir(&self.dir)?;
             set_aside.push(copy);
             let log = open_rw(&log_path)?;
             log.set_len(damage.position)
                 .and_then(|()| log.sync_data())
                 .context(|| format!("cannot truncate {}", log_path.display()))?;
-        }
-        let first_aside = if damage.position > 0 {
             damage.index + 1
         } else {
             damage.index
