@@ -16,13 +16,12 @@
 //! tool needs `--bootstrap-server` (or a command config or profile that names a cluster).
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::anyhow;
 use clap::{ArgMatches, Command};
 
-use super::{CliError, connect_options, connection_args, properties, run_tool};
+use super::{CliError, closed_pipe_ok, connect_options, connection_args, run_tool};
 use crate::client::brokers::{ApiUsability, ApiVersionSupport, BrokerNode};
 use crate::client::{Client, ClientError};
 
@@ -43,12 +42,8 @@ pub fn main() -> ExitCode {
 }
 
 fn run(m: &ArgMatches) -> Result<(), CliError> {
-    let command_config = match m.get_one::<String>("command-config").map(PathBuf::from) {
-        Some(path) => Some(properties::load_file(&path)?),
-        None => None,
-    };
-    let options = connect_options(m, command_config.as_ref())?;
-    // Checked before opening anything: the embedded log would be created for nothing.
+    let options = connect_options(m, super::command_config(m)?.as_ref())?;
+    // Without a cluster there is nothing to ask: the embedded log is not even opened.
     if options.bootstrap_servers.is_none() {
         return Err(CliError::Usage(ClientError::NoBroker.to_string()));
     }
@@ -66,7 +61,7 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
             Ok(apis) => {
                 let text = format!("{node} -> {}\n", apis_text(apis));
                 if let Err(e) = out.write_all(text.as_bytes()) {
-                    return quiet_on_closed_pipe(e);
+                    return closed_pipe_ok(Err(e));
                 }
             }
             Err(e) => {
@@ -76,7 +71,7 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
         }
     }
     if let Err(e) = out.flush() {
-        return quiet_on_closed_pipe(e);
+        return closed_pipe_ok(Err(e));
     }
     if failed > 0 {
         return Err(anyhow!(
@@ -86,15 +81,6 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
         .into());
     }
     Ok(())
-}
-
-/// A closed pipe (`| head`) ends the output quietly; any other write error fails the run.
-fn quiet_on_closed_pipe(e: std::io::Error) -> Result<(), CliError> {
-    if e.kind() == std::io::ErrorKind::BrokenPipe {
-        Ok(())
-    } else {
-        Err(anyhow::Error::from(e).into())
-    }
 }
 
 /// A broker as Java's `Node.toString()` prints it (metadata carries no fencing, hence false).

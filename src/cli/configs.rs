@@ -8,22 +8,16 @@ pub mod options;
 
 use std::process::ExitCode;
 
-use clap::{Arg, ArgAction, Command};
+use clap::{ArgAction, Command};
 
 use self::options::{Action, Entity, EntityType, Options};
-use super::{CliError, connection_args, flag_option, open_client, properties, run_tool};
+use super::{CliError, connection_args, emit, flag_option, open_client, run_tool};
 use crate::client::Client;
 use crate::client::configs::{ConfigResource, ConfigSource, DescribedConfig};
 
 /// The clap definition of `kafka-configs`, with Kafka's option names.
 pub fn command() -> Command {
-    let value = |name: &'static str, value_name: &'static str, help: &'static str| {
-        Arg::new(name)
-            .long(name)
-            .value_name(value_name)
-            .help(help)
-            .help_heading("Configs")
-    };
+    let value = |name, value_name, help| super::value_option(name, value_name, help, "Configs");
     let cmd = Command::new("kafka-configs")
         .about("This tool helps to manipulate and describe entity config for a topic, broker or group")
         .arg(flag_option("describe", "List configs for the given entity.", "Actions", ArgAction::SetTrue))
@@ -63,10 +57,7 @@ pub fn main() -> ExitCode {
 
 fn run(m: &clap::ArgMatches) -> Result<(), CliError> {
     let opts = Options::from_matches(m)?;
-    let command_config = match m.get_one::<String>("command-config") {
-        Some(path) => Some(properties::load_file(std::path::Path::new(path))?),
-        None => None,
-    };
+    let command_config = super::command_config(m)?;
     // The changes are read before connecting, so that a bad file changes nothing.
     match &opts.action {
         Action::Alter => {
@@ -74,8 +65,7 @@ fn run(m: &clap::ArgMatches) -> Result<(), CliError> {
             let mut client = open_client(m, command_config.as_ref())?;
             let entity = opts.single_entity();
             client.alter_resource_configs(&entity.resource(), &changes)?;
-            println!("{}", entity.completed_line());
-            Ok(())
+            emit(&format!("{}\n", entity.completed_line()))
         }
         Action::Describe { all } => {
             let mut client = open_client(m, command_config.as_ref())?;
@@ -87,7 +77,8 @@ fn run(m: &clap::ArgMatches) -> Result<(), CliError> {
 /// `--describe`: each named entity, or every entity of the type, with its configs.
 fn describe(client: &mut Client, opts: &Options, all: bool) -> Result<(), CliError> {
     for entity in expand(client, opts)? {
-        let known = exists(client, &entity)?;
+        // Entities listed by `expand` exist; only a named one is looked up.
+        let known = opts.entity.is_none() || exists(client, &entity)?;
         // A group that has configs but no members still counts, as in Kafka's tool (which
         // lists config resources too); a missing topic or broker is not asked about.
         let entries = match (known, entity.kind) {
@@ -98,22 +89,23 @@ fn describe(client: &mut Client, opts: &Options, all: bool) -> Result<(), CliErr
         };
         let wanted = entity.dynamic_source();
         if !known && !entries.iter().any(|e| e.source == wanted) {
-            println!(
-                "The {} '{}' doesn't exist and doesn't have dynamic config.",
+            emit(&format!(
+                "The {} '{}' doesn't exist and doesn't have dynamic config.\n",
                 entity.kind.singular(),
                 entity.name().unwrap_or_default()
-            );
+            ))?;
             continue;
         }
-        println!("{}", entity.describe_header(all));
+        let mut text = format!("{}\n", entity.describe_header(all));
         let mut entries: Vec<DescribedConfig> = entries
             .into_iter()
             .filter(|e| all || e.source == wanted)
             .collect();
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         for entry in entries {
-            println!("  {}", entry_line(&entry));
+            text.push_str(&format!("  {}\n", entry_line(&entry)));
         }
+        emit(&text)?;
     }
     Ok(())
 }

@@ -11,7 +11,6 @@
 mod filter;
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::anyhow;
@@ -19,7 +18,7 @@ use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use super::{
-    CliError, Suggest, connection_args, open_client, properties, run_tool, usage,
+    CliError, Suggest, closed_pipe_ok, connection_args, open_client, run_tool, usage,
     validate_bootstrap,
 };
 use crate::client::Client;
@@ -42,7 +41,6 @@ struct GetOffsetsOptions {
     filter: TopicPartitionFilter,
     spec: OffsetSpec,
     exclude_internal: bool,
-    command_config: Option<PathBuf>,
 }
 
 fn value(name: &'static str, value_name: &'static str, help: &'static str) -> Arg {
@@ -102,11 +100,7 @@ pub fn main() -> ExitCode {
 
 fn run(m: &ArgMatches) -> Result<(), CliError> {
     let opts = GetOffsetsOptions::from_matches(m)?;
-    let command_config = match &opts.command_config {
-        Some(path) => Some(properties::load_file(path)?),
-        None => None,
-    };
-    let mut client = open_client(m, command_config.as_ref())?;
+    let mut client = open_client(m, super::command_config(m)?.as_ref())?;
     let partitions = matching_partitions(&mut client, &opts)?;
     if partitions.is_empty() {
         return Err(
@@ -126,7 +120,7 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     let mut skipped = 0;
     for (name, topic, partition, answer) in rows {
         match answer {
-            Ok(Some(offset)) => write_line(&mut out, &format!("{topic}:{partition}:{offset}"))?,
+            Ok(Some(offset)) => closed_pipe_ok(writeln!(out, "{topic}:{partition}:{offset}"))?,
             Ok(None) => {}
             Err(e) => {
                 skipped += 1;
@@ -134,7 +128,7 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
             }
         }
     }
-    write_line(&mut out, "")?;
+    closed_pipe_ok(out.flush())?;
     if skipped > 0 {
         return Err(anyhow!(
             "the offsets of {skipped} topic-partition(s) could not be read (see above)"
@@ -142,20 +136,6 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
         .into());
     }
     Ok(())
-}
-
-/// Writes one line (an empty `line` only flushes); a closed pipe (`| head`) ends the output
-/// quietly.
-fn write_line(out: &mut impl Write, line: &str) -> Result<(), CliError> {
-    let result = if line.is_empty() {
-        out.flush()
-    } else {
-        writeln!(out, "{line}")
-    };
-    match result {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(anyhow::Error::from(e).into()),
-        _ => Ok(()),
-    }
 }
 
 impl GetOffsetsOptions {
@@ -182,7 +162,6 @@ impl GetOffsetsOptions {
             filter,
             spec,
             exclude_internal: m.get_flag("exclude-internal-topics"),
-            command_config: text("command-config").map(PathBuf::from),
         })
     }
 }

@@ -429,6 +429,47 @@ pub fn connect_options(
     })
 }
 
+/// Java's `String.split` by a single character: the parts, with trailing empty ones dropped
+/// (a text without the separator, even an empty one, is its only part).
+pub(crate) fn java_split(text: &str, sep: char) -> Vec<&str> {
+    let mut parts: Vec<&str> = text.split(sep).collect();
+    while parts.len() > 1 && parts.last() == Some(&"") {
+        parts.pop();
+    }
+    if parts == [""] && !text.is_empty() {
+        parts.clear();
+    }
+    parts
+}
+
+/// An admin tool's `--command-config` file, read; `None` without one.
+pub(crate) fn command_config(
+    m: &clap::ArgMatches,
+) -> Result<Option<properties::Properties>, CliError> {
+    match m.get_one::<String>("command-config") {
+        Some(path) => Ok(Some(properties::load_file(std::path::Path::new(path))?)),
+        None => Ok(None),
+    }
+}
+
+/// A write to stdout, done: a closed pipe (`| head`) ends the output quietly; any other
+/// failure is the run's error.
+pub(crate) fn closed_pipe_ok(written: std::io::Result<()>) -> Result<(), CliError> {
+    match written {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(anyhow::Error::from(e)
+            .context("cannot write to stdout")
+            .into()),
+        _ => Ok(()),
+    }
+}
+
+/// Writes results to stdout in one go (see [`closed_pipe_ok`]).
+pub(crate) fn emit(text: &str) -> Result<(), CliError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    closed_pipe_ok(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
+}
+
 /// Opens the client the common connection arguments point at (see [`connect_options`]).
 pub fn open_client(
     m: &clap::ArgMatches,
@@ -438,4 +479,29 @@ pub fn open_client(
         m,
         command_config,
     )?)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn java_split_drops_trailing_empties() {
+        assert_eq!(java_split("t:", ':'), vec!["t"]);
+        assert_eq!(java_split("t:0", ':'), vec!["t", "0"]);
+        assert_eq!(java_split(":0", ':'), vec!["", "0"]);
+        assert_eq!(java_split("0,1,,", ','), vec!["0", "1"]);
+        assert_eq!(java_split("", ','), vec![""]);
+        assert_eq!(java_split(",,", ','), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn splits_as_java_does() {
+        assert_eq!(java_split("", ','), vec![""]);
+        assert_eq!(java_split("a", ','), vec!["a"]);
+        assert_eq!(java_split("a,b,", ','), vec!["a", "b"]);
+        assert_eq!(java_split(",a", ','), vec!["", "a"]);
+        assert_eq!(java_split(",,,", ','), Vec::<&str>::new());
+        assert_eq!(java_split("a,,b", ','), vec!["a", "", "b"]);
+    }
 }

@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::anyhow;
@@ -17,7 +16,7 @@ use kafka_protocol::ResponseError;
 mod output;
 mod repair;
 
-use super::{CliError, OutputFormat, connection_args, open_client, properties, run_tool, usage};
+use super::{CliError, OutputFormat, connection_args, open_client, run_tool, usage};
 use crate::client::{
     Client, NewTopic, PartitionDescription, PartitionIncrease, TopicPattern, topic_config,
     topic_name,
@@ -119,7 +118,6 @@ struct TopicsOptions {
     /// `--partition-size-limit-per-response` (Kafka's default 2000).
     page_limit: i32,
     output: OutputFormat,
-    command_config: Option<PathBuf>,
 }
 
 fn flag(name: &'static str, help: &'static str, heading: &'static str) -> Arg {
@@ -200,11 +198,7 @@ pub fn main() -> ExitCode {
 
 fn run(m: &ArgMatches) -> Result<(), CliError> {
     let opts = TopicsOptions::from_matches(m)?;
-    let command_config = match &opts.command_config {
-        Some(path) => Some(properties::load_file(path)?),
-        None => None,
-    };
-    let mut client = open_client(m, command_config.as_ref())?;
+    let mut client = open_client(m, super::command_config(m)?.as_ref())?;
     let mut out = std::io::stdout().lock();
     let result = match opts.action {
         Action::Create => create(&mut client, &opts, &mut out),
@@ -267,7 +261,6 @@ impl TopicsOptions {
                 .filter(|l| *l > 0)
                 .unwrap_or(2000),
             output: OutputFormat::from_matches(m)?,
-            command_config: m.get_one::<String>("command-config").map(PathBuf::from),
         })
     }
 }
@@ -329,13 +322,10 @@ fn validate(m: &ArgMatches, action: Action) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Kafka's topic selection: trimmed, `,` becomes `|`, spaces and surrounding quotes removed,
-/// matched against whole names.
+/// Kafka's topic selection (an `IncludeList`); its error names the argument as given.
 fn topic_pattern(arg: &str) -> Result<TopicPattern, CliError> {
-    let cleaned: String = arg.trim().replace(',', "|").replace(' ', "");
-    let cleaned = cleaned.trim_matches(|c| c == '"' || c == '\'');
-    TopicPattern::whole_names(cleaned)
-        .map_err(|why| CliError::Usage(format!("{arg} is an invalid regex. ({why})")))
+    TopicPattern::include_list(arg)
+        .map_err(|(_, why)| CliError::Usage(format!("{arg} is an invalid regex. ({why})")))
 }
 
 fn is_zero_uuid(id: &str) -> bool {

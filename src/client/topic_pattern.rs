@@ -16,6 +16,18 @@ pub struct TopicPattern {
 }
 
 impl TopicPattern {
+    /// Kafka's `IncludeList` topic filter (`--topic` of the admin tools): trimmed as Java
+    /// trims, commas become `|`, spaces are removed and quotes around it dropped (property
+    /// files may bring them); then [`TopicPattern::whole_names`]. The error names the cleaned
+    /// pattern and why it does not compile.
+    pub fn include_list(raw: &str) -> Result<TopicPattern, (String, String)> {
+        // Java's trim drops every character up to U+0020, control characters included.
+        let trimmed = raw.trim_matches(|c: char| c <= ' ');
+        let cleaned = trimmed.replace(',', "|").replace(' ', "");
+        let cleaned = cleaned.trim_matches(|c| c == '"' || c == '\'');
+        TopicPattern::whole_names(cleaned).map_err(|why| (cleaned.to_string(), why))
+    }
+
     /// Compiles `java`, anchored at both ends as Java's `Pattern.matcher(name).matches()`.
     /// The error is the syntax error's one-line description.
     pub fn whole_names(java: &str) -> Result<TopicPattern, String> {

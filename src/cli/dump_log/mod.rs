@@ -229,7 +229,10 @@ impl Options {
             || decoder_class("value-decoder-class").is_some()
             || decoder_class("key-decoder-class").is_some();
         Ok(Options {
-            files: java_split(files),
+            files: crate::cli::java_split(files, ',')
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
             print_contents,
             deep_iteration: has("deep-iteration") || print_contents,
             skip_record_metadata: has("skip-record-metadata"),
@@ -280,19 +283,6 @@ fn message_parser(m: &ArgMatches) -> Result<MessageParser, Unsupported> {
         value: decoder("value-decoder-class")?,
         key: decoder("key-decoder-class")?,
     })
-}
-
-/// Java's `String.split(",")`: trailing empty strings dropped, but a string with no comma is
-/// itself, even empty.
-fn java_split(s: &str) -> Vec<String> {
-    if !s.contains(',') {
-        return vec![s.to_string()];
-    }
-    let mut parts: Vec<String> = s.split(',').map(str::to_string).collect();
-    while parts.last().is_some_and(String::is_empty) {
-        parts.pop();
-    }
-    parts
 }
 
 /// Why a dump stopped early.

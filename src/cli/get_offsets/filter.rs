@@ -6,6 +6,7 @@
 //! Lists are split as Java's `String.split(",")` splits them (trailing empty parts dropped), so
 //! `--partitions 1,2,` is `1,2` and `--topic-partitions ,` has no rule at all.
 
+use crate::cli::java_split;
 use crate::client::TopicPattern;
 
 /// The partitions one rule takes.
@@ -50,7 +51,7 @@ impl TopicPartitionFilter {
         let topic = include_list(topic.unwrap_or(".*"))?;
         let ids = match partitions.filter(|p| !p.is_empty()) {
             None => Vec::new(),
-            Some(list) => java_split(list)
+            Some(list) => java_split(list, ',')
                 .into_iter()
                 .map(|id| id.parse::<i32>())
                 .collect::<Result<_, _>>()
@@ -70,7 +71,7 @@ impl TopicPartitionFilter {
 
     /// The rules of `--topic-partitions`, checked in order: the first bad one is the error.
     pub fn from_rules(spec: &str) -> Result<TopicPartitionFilter, String> {
-        let rules = java_split(spec)
+        let rules = java_split(spec, ',')
             .into_iter()
             .map(parse_rule)
             .collect::<Result<_, _>>()?;
@@ -90,28 +91,10 @@ impl TopicPartitionFilter {
     }
 }
 
-/// Java's `String.split(",")`: a string without a comma is its only part; otherwise the parts
-/// between commas, with the empty ones at the end dropped.
-fn java_split(s: &str) -> Vec<&str> {
-    if !s.contains(',') {
-        return vec![s];
-    }
-    let mut parts: Vec<&str> = s.split(',').collect();
-    while parts.last() == Some(&"") {
-        parts.pop();
-    }
-    parts
-}
-
-/// Kafka's `IncludeList` topic filter: trimmed, commas become `|`, spaces are removed, and quotes
-/// around it dropped (property files may bring them); then a Java regex of whole names.
+/// Kafka's `IncludeList` topic filter, with its error text.
 fn include_list(raw: &str) -> Result<TopicPattern, String> {
-    // Java's trim drops every character up to U+0020, control characters included.
-    let trimmed = raw.trim_matches(|c: char| c <= ' ');
-    let cleaned = trimmed.replace(',', "|").replace(' ', "");
-    let cleaned = cleaned.trim_matches(|c| c == '"' || c == '\'');
-    TopicPattern::whole_names(cleaned)
-        .map_err(|why| format!("{cleaned} is an invalid regex. ({why})"))
+    TopicPattern::include_list(raw)
+        .map_err(|(cleaned, why)| format!("{cleaned} is an invalid regex. ({why})"))
 }
 
 /// One `--topic-partitions` rule, read as Kafka's pattern
@@ -162,16 +145,6 @@ mod tests {
 
     fn takes(filter: &TopicPartitionFilter, topic: &str) -> Vec<i32> {
         (0..12).filter(|p| filter.allows(topic, *p)).collect()
-    }
-
-    #[test]
-    fn splits_as_java_does() {
-        assert_eq!(java_split(""), vec![""]);
-        assert_eq!(java_split("a"), vec!["a"]);
-        assert_eq!(java_split("a,b,"), vec!["a", "b"]);
-        assert_eq!(java_split(",a"), vec!["", "a"]);
-        assert_eq!(java_split(",,,"), Vec::<&str>::new());
-        assert_eq!(java_split("a,,b"), vec!["a", "", "b"]);
     }
 
     #[test]

@@ -24,12 +24,11 @@ mod reset;
 mod time;
 mod validate;
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
-use super::{CliError, connection_args, open_client, properties, run_tool};
+use super::{CliError, connection_args, emit, java_split, open_client, run_tool};
 use crate::client::TopicPattern;
 use crate::client::groups::{GroupAdmin, Tp};
 use options::{Action, GroupsOptions};
@@ -153,10 +152,7 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     if o.action == Action::ValidateRegex {
         return validate_regex(&o.regex);
     }
-    let mut command_config = match &o.command_config {
-        Some(path) => Some(properties::load_file(path)?),
-        None => None,
-    };
+    let mut command_config = super::command_config(m)?;
     // Kafka's --timeout bounds each admin call; on a cluster it is the request timeout.
     if let Some(ms) = o.timeout_ms.filter(|ms| *ms > 0) {
         command_config
@@ -190,17 +186,6 @@ fn validate_regex(pattern: &str) -> Result<(), CliError> {
     }
 }
 
-/// Writes results to stdout in one go; a closed pipe (`| head`) is not an error.
-fn emit(text: &str) -> Result<(), CliError> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(anyhow::Error::from(e)
-            .context("cannot write to stdout")
-            .into()),
-        _ => Ok(()),
-    }
-}
-
 /// Kafka's generic runtime failure: `Executing consumer group command failed due to <msg>`.
 fn failed(msg: impl std::fmt::Display) -> CliError {
     CliError::Runtime(anyhow::anyhow!(
@@ -213,18 +198,6 @@ fn tp_name(tp: &Tp) -> String {
     format!("{}-{}", tp.0, tp.1)
 }
 
-/// Java's `String.split(regex)` for a single-char separator: trailing empty parts are dropped.
-fn java_split(text: &str, sep: char) -> Vec<&str> {
-    let mut parts: Vec<&str> = text.split(sep).collect();
-    while parts.len() > 1 && parts.last() == Some(&"") {
-        parts.pop();
-    }
-    if parts == [""] && !text.is_empty() {
-        parts.clear();
-    }
-    parts
-}
-
 /// Left-justifies `s` in `width` columns (Java's `%-Ns`).
 fn pad(s: &str, width: usize) -> String {
     format!("{s:<width$}")
@@ -233,16 +206,6 @@ fn pad(s: &str, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn java_split_drops_trailing_empties() {
-        assert_eq!(java_split("t:", ':'), vec!["t"]);
-        assert_eq!(java_split("t:0", ':'), vec!["t", "0"]);
-        assert_eq!(java_split(":0", ':'), vec!["", "0"]);
-        assert_eq!(java_split("0,1,,", ','), vec!["0", "1"]);
-        assert_eq!(java_split("", ','), vec![""]);
-        assert_eq!(java_split(",,", ','), Vec::<&str>::new());
-    }
 
     #[test]
     fn command_is_valid() {

@@ -1,8 +1,6 @@
 //! The typed options of one `kafka-consumer-groups` run, built once from clap after Kafka's
 //! option checks (`validate`); the actions read only these, never clap's matches.
 
-use std::path::PathBuf;
-
 use clap::ArgMatches;
 use clap::parser::ValueSource;
 
@@ -120,7 +118,6 @@ pub(super) struct GroupsOptions {
     /// `--validate-regex`'s pattern.
     pub(super) regex: String,
     pub(super) format: Format,
-    pub(super) command_config: Option<PathBuf>,
 }
 
 /// Which options the command line gave, with jopt-simple's notion of "given" (a default value
@@ -201,7 +198,6 @@ impl GroupsOptions {
                 .unwrap_or_default()
                 .to_string(),
             format,
-            command_config: given.value("command-config").map(PathBuf::from),
         })
     }
 }
