@@ -6,24 +6,14 @@
 //! come out as Kafka's Java code reads them: signed, big-endian, unchecked; what a reader accepts
 //! is its own business.
 
+use crate::record::batch::{be_i16, be_i32, be_i64};
+
 /// Bytes per `.index` entry: int32 offset relative to the segment base, int32 file position.
 pub const OFFSET_ENTRY_SIZE: usize = 8;
 /// Bytes per `.timeindex` entry: int64 timestamp, int32 relative offset.
 pub const TIME_ENTRY_SIZE: usize = 12;
 /// Bytes per `.txnindex` entry (Kafka's `AbortedTxn`).
 pub const ABORTED_TXN_SIZE: usize = 34;
-
-fn be_i16(b: &[u8], at: usize) -> i16 {
-    i16::from_be_bytes([b[at], b[at + 1]])
-}
-fn be_i32(b: &[u8], at: usize) -> i32 {
-    i32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-fn be_i64(b: &[u8], at: usize) -> i64 {
-    let mut v = [0u8; 8];
-    v.copy_from_slice(&b[at..at + 8]);
-    i64::from_be_bytes(v)
-}
 
 /// An `.index` entry: (relative offset, position), from exactly [`OFFSET_ENTRY_SIZE`] bytes.
 pub fn offset_entry(b: &[u8; OFFSET_ENTRY_SIZE]) -> (i32, i32) {
@@ -77,8 +67,6 @@ const PRODUCER_ENTRIES_AT: usize = 6;
 /// Why a producer snapshot could not be read: Kafka's `CorruptSnapshotException` messages.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SnapshotError {
-    #[error("Snapshot contained an unknown file version {0}")]
-    UnknownVersion(i16),
     /// The bytes do not hold the schema; the text is what Kafka's schema reader says.
     #[error("Snapshot failed schema validation: {0}")]
     Schema(String),
@@ -98,9 +86,10 @@ pub fn producer_snapshot(bytes: &[u8]) -> Result<Vec<ProducerEntry>, SnapshotErr
     }
     let version = be_i16(bytes, 0);
     if version != 1 {
-        return Err(SnapshotError::Schema(
-            SnapshotError::UnknownVersion(version).to_string(),
-        ));
+        // Kafka wraps its unknown-version message in a schema failure.
+        return Err(SnapshotError::Schema(format!(
+            "Snapshot contained an unknown file version {version}"
+        )));
     }
     let entries = schema_entries(bytes)?;
     let stored = be_i32(bytes, 2) as u32;

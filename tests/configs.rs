@@ -330,3 +330,49 @@ fn bad_invocations_change_nothing() {
     let out = k.ok(TOOL, &["--describe", "--topic", "t"], None);
     assert_eq!(text(out.as_bytes()).lines().count(), 2, "{out}");
 }
+
+/// Altering the broker defaults edits `config.properties` in place: comments and other
+/// settings stay. A value is stored as it was checked, trimmed: a line break around it once
+/// split the entry in the topic's metadata and made every later alter fail.
+#[test]
+fn config_files_are_edited_in_place_and_never_split() {
+    let k = Kafkit::new();
+    create(&k, "t", &[]);
+    let settings = k.path("config.properties");
+    std::fs::write(&settings, "# my defaults\nauto.create.topics.enable=true\n").unwrap();
+    let alter = [
+        "--alter",
+        "--broker-defaults",
+        "--add-config",
+        "num.partitions=2",
+    ];
+    k.ok(TOOL, &alter, None);
+    assert_eq!(
+        std::fs::read_to_string(&settings).unwrap(),
+        "# my defaults\nauto.create.topics.enable=true\nnum.partitions=2\n"
+    );
+
+    let file = k.path("newline.properties");
+    std::fs::write(&file, "retention.ms=\\n5000\n").unwrap();
+    let args = [
+        "--alter",
+        "--topic",
+        "t",
+        "--add-config-file",
+        file.to_str().unwrap(),
+    ];
+    k.ok(TOOL, &args, None);
+    let out = k.ok(TOOL, &["--describe", "--topic", "t"], None);
+    assert!(out.contains("  retention.ms=5000 "), "{out}");
+    k.ok(
+        TOOL,
+        &[
+            "--alter",
+            "--topic",
+            "t",
+            "--add-config",
+            "segment.ms=100000",
+        ],
+        None,
+    );
+}

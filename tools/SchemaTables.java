@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.protocol.Message;
 import org.apache.kafka.common.protocol.types.ArrayOf;
 import org.apache.kafka.common.protocol.types.BoundField;
 import org.apache.kafka.common.protocol.types.CompactArrayOf;
@@ -105,10 +106,8 @@ public class SchemaTables {
         if (v instanceof Uuid u && u.equals(Uuid.ZERO_UUID)) return "Dflt::Empty";
         if (v instanceof byte[] b && b.length == 0) return "Dflt::Empty";
         if (v instanceof Collection<?> c && c.isEmpty()) return "Dflt::Empty";
-        if (v instanceof Uuid) {
-            throw new IllegalStateException("kafkit's tables have no default " + v + " (add it)");
-        }
-        return "Dflt::Struct";
+        if (v instanceof Message) return "Dflt::Struct";
+        throw new IllegalStateException("kafkit's tables have no default " + v + " (add it)");
     }
 
     static String quote(String s) {
@@ -118,8 +117,14 @@ public class SchemaTables {
     /** The name of the constant holding the fields of `c`, emitting it first if need be. */
     String structFields(Class<?> c, String owner) throws Exception {
         String name = constName(c.getName().substring(c.getName().lastIndexOf('.') + 1)) + "_FIELDS";
-        if (emitted.containsKey(name)) return name;
-        emitted.put(name, "");
+        String previous = emitted.putIfAbsent(name, c.getName());
+        if (previous != null) {
+            // Two classes of one simple name would silently share the first one's fields.
+            if (!previous.equals(c.getName())) {
+                throw new IllegalStateException(name + " names both " + previous + " and " + c.getName());
+            }
+            return name;
+        }
         Class<?> top = c.getDeclaringClass() == null ? c : c.getDeclaringClass();
         Schema[] schemas = (Schema[]) c.getField("SCHEMAS").get(null);
         Object fresh = c.getConstructor().newInstance();

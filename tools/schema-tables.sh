@@ -7,6 +7,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 LIBS=$(bash tests/broker/kafka-broker.sh libs)
 OUT=src/cli/dump_log/schema
+# Every table is generated into a scratch directory first and moved into place only when all
+# succeeded: a failure part way must not leave tables of two Kafka releases side by side.
+GEN=$(mktemp -d)
+trap 'rm -rf "$GEN"' EXIT
 M=org.apache.kafka.common.message
 G=org.apache.kafka.coordinator.group.generated
 T=org.apache.kafka.coordinator.transaction.generated
@@ -16,8 +20,7 @@ MD=org.apache.kafka.common.metadata
 tables() {
     local file=$1 description=$2
     shift 2
-    java -cp "$LIBS/*" tools/SchemaTables.java "$description" "$@" >"$OUT/$file.tmp"
-    mv "$OUT/$file.tmp" "$OUT/$file"
+    java -cp "$LIBS/*" tools/SchemaTables.java "$description" "$@" >"$GEN/$file"
 }
 
 pairs() {
@@ -60,4 +63,5 @@ for n in RegisterBroker UnregisterBroker Topic Partition Config PartitionChange 
 done
 # shellcheck disable=SC2086
 tables metadata.rs "Cluster metadata records (__cluster_metadata)" $records
-cargo fmt
+rustfmt --edition 2024 "$GEN"/*.rs
+mv "$GEN"/*.rs "$OUT"/

@@ -18,6 +18,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::error::{IoContext, LocalError, Result};
+use crate::record::batch::be_i32;
 use crate::record::{BATCH_OVERHEAD, BatchHeader, LOG_OVERHEAD, verify_crc};
 
 pub(crate) const LOG_SUFFIX: &str = ".log";
@@ -111,10 +112,6 @@ pub(crate) fn remove_segment_files(dir: &Path, base: i64) -> Result<()> {
         }
     }
     Ok(())
-}
-
-fn be_i32(b: &[u8], at: usize) -> i32 {
-    i32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
 /// Checks the header fields the CRC does not protect or that tie the batch to its place in the

@@ -17,12 +17,14 @@ const MIN_LENGTH_FIELD: i32 = 14;
 const CRC_OFFSET: usize = 17;
 const ATTRIBUTES_OFFSET: usize = 21;
 const MAGIC: i8 = 2;
-/// Upper bound for a decompressed records section.
-const MAX_DECOMPRESSED: usize = 256 * 1024 * 1024;
+/// Upper bound for a decompressed records section: a few KB of a hostile batch must not make
+/// a reader allocate gigabytes.
+pub const MAX_DECOMPRESSED: usize = 256 * 1024 * 1024;
 
 const TIMESTAMP_TYPE_BIT: i16 = 0x08;
 const TRANSACTIONAL_BIT: i16 = 0x10;
 const CONTROL_BIT: i16 = 0x20;
+const DELETE_HORIZON_BIT: i16 = 0x40;
 
 /// The fixed 61-byte header of a batch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,25 +44,27 @@ pub struct BatchHeader {
     pub records_count: i32,
 }
 
-fn be_i64(b: &[u8], at: usize) -> i64 {
+/// Big-endian integers at `at` in a buffer known to hold them (Kafka's byte order); shared by
+/// every reader of Kafka's file and wire layouts.
+pub(crate) fn be_i64(b: &[u8], at: usize) -> i64 {
     i64::from_be_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }
-fn be_i32(b: &[u8], at: usize) -> i32 {
+pub(crate) fn be_i32(b: &[u8], at: usize) -> i32 {
     i32::from_be_bytes(b[at..at + 4].try_into().expect("4 bytes"))
 }
-fn be_i16(b: &[u8], at: usize) -> i16 {
+pub(crate) fn be_i16(b: &[u8], at: usize) -> i16 {
     i16::from_be_bytes(b[at..at + 2].try_into().expect("2 bytes"))
 }
 
 impl BatchHeader {
     /// Parses the header at the start of `buf`, checking magic and the length field.
     pub fn parse(buf: &[u8]) -> Result<BatchHeader, RecordError> {
-        if buf.len() < BATCH_OVERHEAD {
+        let Some(head) = buf.first_chunk::<BATCH_OVERHEAD>() else {
             return Err(RecordError::Truncated {
                 needed: BATCH_OVERHEAD,
                 available: buf.len(),
             });
-        }
+        };
         let length = be_i32(buf, 8);
         if length < (BATCH_OVERHEAD - LOG_OVERHEAD) as i32 {
             return Err(RecordError::InvalidSize(length as i64));
@@ -80,12 +84,13 @@ impl BatchHeader {
                 "base offset {base_offset} plus last offset delta {last_offset_delta} overflows"
             )));
         }
-        Ok(BatchHeader::read(buf))
+        Ok(BatchHeader::read(head))
     }
 
-    /// The header fields at the start of `buf` (at least [`BATCH_OVERHEAD`] bytes) as they
-    /// are, checking nothing: for tools that show damaged batches as Kafka's do.
-    pub fn read(buf: &[u8]) -> BatchHeader {
+    /// The header fields as they are, checking nothing: for tools that show damaged batches
+    /// as Kafka's do. [`BatchHeader::last_offset`], [`BatchHeader::next_offset`] and
+    /// [`BatchHeader::total_size`] assume a header [`BatchHeader::parse`] accepted.
+    pub fn read(buf: &[u8; BATCH_OVERHEAD]) -> BatchHeader {
         BatchHeader {
             base_offset: be_i64(buf, 0),
             length: be_i32(buf, 8),
@@ -136,6 +141,11 @@ impl BatchHeader {
 
     pub fn is_control(&self) -> bool {
         self.attributes & CONTROL_BIT != 0
+    }
+
+    /// Whether the base timestamp is a delete horizon (compacted batches, KIP-534).
+    pub fn has_delete_horizon(&self) -> bool {
+        self.attributes & DELETE_HORIZON_BIT != 0
     }
 }
 
@@ -295,16 +305,14 @@ where
     };
     let mut reader = RecordReader::new(records, header.records_count, header.magic, source)?;
     while let Some(raw) = reader.next_record()? {
-        // Kafka decodes header keys leniently; the API hands them out as `&str`.
-        let headers = raw
-            .headers
-            .iter()
-            .map(|&(k, v)| {
-                std::str::from_utf8(k)
-                    .map(|k| (k, v))
-                    .map_err(|_| RecordError::Corrupt("header key is not UTF-8".into()))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        // Kafka decodes header keys leniently; the API hands them out as `&str`. One
+        // allocation for a record with headers, none without.
+        let mut headers = Vec::with_capacity(raw.headers.len());
+        for (k, v) in raw.headers.iter() {
+            let k = std::str::from_utf8(k)
+                .map_err(|_| RecordError::Corrupt("header key is not UTF-8".into()))?;
+            headers.push((k, v));
+        }
         let timestamp = if header.timestamp_type() == TimestampType::LogAppendTime {
             header.max_timestamp
         } else {

@@ -15,7 +15,7 @@ pub use batch::{
     set_partition_leader_epoch, verify_crc,
 };
 pub use compression::Compression;
-pub use reader::{RawRecord, RecordReader, RecordSource};
+pub use reader::{RawHeaders, RawRecord, RecordReader, RecordSource};
 
 /// One record header: Kafka header keys are strings, values may be null.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]

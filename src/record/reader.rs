@@ -18,13 +18,37 @@ use super::varint::{get_varint, get_varlong};
 /// One record's fields as stored, borrowed from the records section.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RawRecord<'a> {
-    pub attributes: u8,
     pub timestamp_delta: i64,
     pub offset_delta: i32,
     pub key: Option<&'a [u8]>,
     pub value: Option<&'a [u8]>,
-    /// Header keys as stored: Kafka decodes them as UTF-8 only when asked.
-    pub headers: Vec<(&'a [u8], Option<&'a [u8]>)>,
+    pub headers: RawHeaders<'a>,
+}
+
+/// A record's headers as stored, already checked; read on demand, so that reading a record
+/// allocates nothing. Keys are bytes: Kafka decodes them as UTF-8 only when asked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RawHeaders<'a> {
+    bytes: &'a [u8],
+    count: usize,
+}
+
+impl<'a> RawHeaders<'a> {
+    /// How many headers the record has.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Each header's key and value, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a [u8], Option<&'a [u8]>)> + use<'a> {
+        let (bytes, mut pos) = (self.bytes, 0);
+        // Checked by `parse_fields`: nothing here can fail.
+        (0..self.count).map_while(move |_| read_header(bytes, &mut pos).ok())
+    }
 }
 
 /// Where a batch's records come from (see the module docs).
@@ -75,11 +99,6 @@ impl<'a> RecordReader<'a> {
             read: 0,
             source,
         })
-    }
-
-    /// Records not read yet.
-    pub fn remaining(&self) -> i32 {
-        self.count - self.read
     }
 
     /// The next record, `None` after the last. After the last record, bytes left over in the
@@ -156,11 +175,27 @@ fn take<'a>(buf: &'a [u8], pos: &mut usize, len: usize) -> Result<&'a [u8], Reco
     Ok(out)
 }
 
+/// One header at `*pos`: its key and value, advancing `pos`.
+fn read_header<'a>(
+    buf: &'a [u8],
+    pos: &mut usize,
+) -> Result<(&'a [u8], Option<&'a [u8]>), RecordError> {
+    let key_len = get_varint(buf, pos).map_err(|_| invalid(INVALID_STRUCTURE))?;
+    if key_len < 0 {
+        return Err(invalid(format!(
+            "Invalid negative header key size {key_len}"
+        )));
+    }
+    let key = take(buf, pos, key_len as usize)?;
+    Ok((key, read_bytes(buf, pos)?))
+}
+
 /// Parses one record's fields from the start of `buf`, which must end up `size` bytes long;
 /// returns the record and the bytes it took.
 fn parse_fields(buf: &[u8], size: i32) -> Result<(RawRecord<'_>, usize), RecordError> {
     let structure = |_| invalid(INVALID_STRUCTURE);
-    let attributes = *buf.first().ok_or_else(|| invalid(INVALID_STRUCTURE))?;
+    // The record's attributes byte: unused by every version so far.
+    buf.first().ok_or_else(|| invalid(INVALID_STRUCTURE))?;
     let mut pos = 1;
     let timestamp_delta = get_varlong(buf, &mut pos).map_err(structure)?;
     let offset_delta = get_varint(buf, &mut pos).map_err(structure)?;
@@ -178,22 +213,14 @@ fn parse_fields(buf: &[u8], size: i32) -> Result<(RawRecord<'_>, usize), RecordE
              of the buffer"
         )));
     }
-    // Most records have no headers: no allocation call for them.
-    let mut headers = if count == 0 {
-        Vec::new()
-    } else {
-        Vec::with_capacity(count as usize)
-    };
+    let headers_start = pos;
     for _ in 0..count {
-        let key_len = get_varint(buf, &mut pos).map_err(structure)?;
-        if key_len < 0 {
-            return Err(invalid(format!(
-                "Invalid negative header key size {key_len}"
-            )));
-        }
-        let hkey = take(buf, &mut pos, key_len as usize)?;
-        headers.push((hkey, read_bytes(buf, &mut pos)?));
+        read_header(buf, &mut pos)?;
     }
+    let headers = RawHeaders {
+        bytes: &buf[headers_start..pos],
+        count: count as usize,
+    };
     if pos as i64 != i64::from(size) {
         return Err(invalid(format!(
             "Invalid record size: expected to read {size} bytes in record payload, but instead \
@@ -201,7 +228,6 @@ fn parse_fields(buf: &[u8], size: i32) -> Result<(RawRecord<'_>, usize), RecordE
         )));
     }
     let record = RawRecord {
-        attributes,
         timestamp_delta,
         offset_delta,
         key,
@@ -255,7 +281,7 @@ mod tests {
         let first = reader.next_record().unwrap().unwrap();
         assert_eq!(first.key, Some(&b"k"[..]));
         assert_eq!(
-            first.headers,
+            first.headers.iter().collect::<Vec<_>>(),
             vec![(&b"h"[..], None), ("\u{e9}".as_bytes(), Some(&b"x"[..]))]
         );
         let second = reader.next_record().unwrap().unwrap();

@@ -6,17 +6,12 @@
 use super::file_records::FileBatch;
 use super::java::{INVALID_RECORD, JavaError};
 use crate::record::{
-    BATCH_OVERHEAD, BatchHeader, Compression, RawRecord, RecordError, RecordReader, RecordSource,
+    BATCH_OVERHEAD, BatchHeader, Compression, RawHeaders, RawRecord, RecordError, RecordReader,
+    RecordSource, TimestampType,
 };
 
-const TIMESTAMP_TYPE_BIT: u8 = 0x08;
-const TRANSACTIONAL_BIT: u8 = 0x10;
-const CONTROL_BIT: u8 = 0x20;
-const DELETE_HORIZON_BIT: u8 = 0x40;
 /// No sequence (`RecordBatch.NO_SEQUENCE`).
 pub const NO_SEQUENCE: i32 = -1;
-/// Upper bound for a decompressed records section (Kafka's array-length ceiling).
-const MAX_DECOMPRESSED: usize = i32::MAX as usize - 8;
 
 /// The header fields of a batch, from its loaded bytes.
 pub struct Fields(BatchHeader);
@@ -25,21 +20,17 @@ impl Fields {
     /// The fields in `bytes`; fewer than a header's bytes (a loaded batch shorter than its
     /// header) is Java's `IndexOutOfBoundsException` on the first field read.
     pub fn of(bytes: &[u8]) -> Result<Fields, JavaError> {
-        if bytes.len() < BATCH_OVERHEAD {
+        let Some(head) = bytes.first_chunk::<BATCH_OVERHEAD>() else {
             return Err(JavaError::bare("java.lang.IndexOutOfBoundsException"));
-        }
-        Ok(Fields(BatchHeader::read(bytes)))
+        };
+        Ok(Fields(BatchHeader::read(head)))
     }
 
     pub fn header(&self) -> &BatchHeader {
         &self.0
     }
 
-    /// Kafka reads the attributes' low byte only.
-    fn attributes(&self) -> u8 {
-        self.0.attributes as u8
-    }
-
+    /// Wrapping, as Java's arithmetic: an unchecked header may overflow.
     pub fn last_offset(&self) -> i64 {
         self.0
             .base_offset
@@ -54,34 +45,31 @@ impl Fields {
     }
 
     pub fn timestamp_type(&self) -> &'static str {
-        if self.attributes() & TIMESTAMP_TYPE_BIT == 0 {
-            "CreateTime"
-        } else {
-            "LogAppendTime"
-        }
+        self.0.timestamp_type().name()
     }
 
     pub fn is_log_append_time(&self) -> bool {
-        self.attributes() & TIMESTAMP_TYPE_BIT != 0
+        self.0.timestamp_type() == TimestampType::LogAppendTime
     }
 
     pub fn is_transactional(&self) -> bool {
-        self.attributes() & TRANSACTIONAL_BIT != 0
+        self.0.is_transactional()
     }
 
     pub fn is_control(&self) -> bool {
-        self.attributes() & CONTROL_BIT != 0
+        self.0.is_control()
     }
 
     pub fn delete_horizon_ms(&self) -> Option<i64> {
-        (self.attributes() & DELETE_HORIZON_BIT != 0).then_some(self.0.base_timestamp)
+        self.0.has_delete_horizon().then_some(self.0.base_timestamp)
     }
 
     /// The codec, or Java's exception for an id with none.
     pub fn compression(&self) -> Result<Compression, JavaError> {
-        let id = i16::from(self.attributes() & 0x07);
-        Compression::from_id(id)
-            .map_err(|_| JavaError::illegal_argument(format!("Unknown compression type id: {id}")))
+        self.0.compression().map_err(|_| {
+            let id = self.0.attributes & 0x07;
+            JavaError::illegal_argument(format!("Unknown compression type id: {id}"))
+        })
     }
 }
 
@@ -107,7 +95,7 @@ pub struct RecordView<'a> {
     pub sequence: i32,
     pub key: Option<&'a [u8]>,
     pub value: Option<&'a [u8]>,
-    pub headers: Vec<(&'a [u8], Option<&'a [u8]>)>,
+    pub headers: RawHeaders<'a>,
 }
 
 impl RecordView<'_> {
@@ -143,7 +131,7 @@ pub fn for_each_record<E: From<JavaError>>(
     }
     let codec = fields.compression()?;
     let err = |e| E::from(record_error(e));
-    let body = &full[BATCH_OVERHEAD.min(full.len())..];
+    let body = &full[BATCH_OVERHEAD..];
     if codec == Compression::None {
         let mut reader =
             RecordReader::new(body, h.records_count, h.magic, RecordSource::Batch).map_err(err)?;
@@ -153,7 +141,9 @@ pub fn for_each_record<E: From<JavaError>>(
         return Ok(());
     }
     // Kafka's iterator reads a compressed batch's records whole before handing out the first.
-    let records = codec.decompress(body, MAX_DECOMPRESSED).map_err(err)?;
+    let records = codec
+        .decompress(body, crate::record::batch::MAX_DECOMPRESSED)
+        .map_err(err)?;
     let mut reader = RecordReader::new(
         &records,
         h.records_count,

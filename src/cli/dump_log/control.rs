@@ -99,5 +99,5 @@ fn message_json(message: &schema::Message, record: &RecordView<'_>) -> Result<St
     let value = record.value.unwrap_or_default();
     let data = schema::read(message, value, 0)?;
     let version = schema::int_field(message, &data, "version").unwrap_or(0);
-    schema::to_json(message, &data, version as i16)
+    Ok(schema::to_json(message, &data, version as i16))
 }

@@ -7,6 +7,7 @@
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
+use std::rc::Rc;
 
 use super::java::{CORRUPT_RECORD, JavaError, open_error};
 use crate::record::{BATCH_OVERHEAD, LOG_OVERHEAD};
@@ -18,9 +19,10 @@ const MIN_LENGTH: i32 = 14;
 
 /// A view of `[start, start + size)` of a segment file, as `FileRecords` keeps it.
 pub struct FileRecords {
-    file: File,
+    /// Shared by the file's slices (one open file, as Kafka's slices share one channel).
+    file: Rc<File>,
     /// `java.io.File.toString()` of the path.
-    display: String,
+    display: Rc<str>,
     start: i32,
     end: i32,
     size: i32,
@@ -40,8 +42,8 @@ impl FileRecords {
             )));
         }
         Ok(FileRecords {
-            file,
-            display: display.to_string(),
+            file: Rc::new(file),
+            display: display.into(),
             start: 0,
             end: i32::MAX,
             size: len as i32,
@@ -78,11 +80,8 @@ impl FileRecords {
         }
         let start = self.start + position;
         Ok(FileRecords {
-            file: self
-                .file
-                .try_clone()
-                .map_err(|e| open_error(&self.display, &e))?,
-            display: self.display.clone(),
+            file: Rc::clone(&self.file),
+            display: Rc::clone(&self.display),
             start,
             end,
             size: end - start,
@@ -216,25 +215,26 @@ impl FileBatch<'_> {
     /// The header's bytes (`loadBatchHeader`): the whole batch if it was loaded, else the
     /// first 61 bytes from its position, whatever its length says.
     pub fn header(&mut self) -> Result<&[u8], JavaError> {
-        if self.full.is_some() {
-            return Ok(self.full.as_deref().expect("loaded"));
-        }
-        if self.header.is_none() {
-            self.header = Some(self.load(BATCH_OVERHEAD)?);
-        }
-        Ok(self.header.as_deref().expect("loaded"))
+        self.prefix(BATCH_OVERHEAD)
     }
 
     /// The first `size` bytes of a pre-0.11 message set (its header), or the whole of it if
     /// loaded.
     pub fn legacy_header(&mut self, size: usize) -> Result<&[u8], JavaError> {
-        if self.full.is_some() {
-            return Ok(self.full.as_deref().expect("loaded"));
-        }
-        if self.header.is_none() {
+        self.prefix(size)
+    }
+
+    /// The whole batch if it was loaded, else its first `size` bytes (loaded again when a
+    /// shorter prefix was loaded before).
+    fn prefix(&mut self, size: usize) -> Result<&[u8], JavaError> {
+        if self.full.is_none() && self.header.as_ref().is_none_or(|h| h.len() < size) {
             self.header = Some(self.load(size)?);
         }
-        Ok(self.header.as_deref().expect("loaded"))
+        Ok(self
+            .full
+            .as_deref()
+            .or(self.header.as_deref())
+            .expect("loaded above"))
     }
 
     /// The whole batch (`loadFullBatch`).

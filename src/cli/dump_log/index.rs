@@ -191,9 +191,7 @@ pub fn dump_index(
         }
         let slice = log.slice(position, opts.max_message_size)?;
         let mut frames = slice.frames();
-        let mut batch = frames
-            .next_batch()?
-            .ok_or_else(|| JavaError::bare("java.util.NoSuchElementException"))?;
+        let mut batch = frames.next_batch()?.ok_or_else(no_such_element)?;
         let found = last_offset_of(&mut batch)?;
         if found != offset {
             findings.index_mismatch(&absolute, offset, found);
@@ -290,7 +288,8 @@ impl<'a> BatchChain<'a> {
                 None => {
                     let slice = self.log.slice(at, i32::MAX)?;
                     let mut frames = slice.frames();
-                    let mut batch = frames.next_batch()?.expect("a framed batch");
+                    // The file may have shrunk since the chain framed this batch.
+                    let mut batch = frames.next_batch()?.ok_or_else(no_such_element)?;
                     let last = last_offset_of(&mut batch)?;
                     self.links.insert(
                         at,
@@ -346,7 +345,7 @@ pub fn dump_time_index(
             Some((at, _)) => {
                 let slice = log.slice(at, i32::MAX)?;
                 let mut frames = slice.frames();
-                let mut batch = frames.next_batch()?.expect("a batch the chain found");
+                let mut batch = frames.next_batch()?.ok_or_else(no_such_element)?;
                 let mut max = -1i64;
                 for_each_record(&mut batch, |_, r| {
                     max = max.max(r.timestamp);
@@ -366,4 +365,9 @@ pub fn dump_time_index(
         previous = timestamp;
     }
     Ok(())
+}
+
+/// What Java's iterators throw when asked for an element past the end.
+fn no_such_element() -> JavaError {
+    JavaError::bare("java.util.NoSuchElementException")
 }

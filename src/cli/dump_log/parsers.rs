@@ -240,7 +240,7 @@ fn deserialize(
         schema::read(key_message, &key[2..], 0).map_err(|e| read_error(record_type, "key", e))?;
     let key_json = format!(
         "{{\"type\":\"{record_type}\",\"data\":{}}}",
-        json(key_message, &key_data, 0)?
+        schema::to_json(key_message, &key_data, 0)
     );
     let Some(value) = value else {
         return Ok((key_json, "<DELETE>".to_string()));
@@ -258,13 +258,9 @@ fn deserialize(
     }
     let value_json = format!(
         "{{\"version\":\"{value_version}\",\"data\":{}}}",
-        json(value_message, &data, value_version)?
+        schema::to_json(value_message, &data, value_version)
     );
     Ok((key_json, value_json))
-}
-
-fn json(message: &Message, data: &Value, version: i16) -> Result<String, Failure> {
-    schema::to_json(message, data, version).map_err(|e| Failure::Other(e.message_or_null().into()))
 }
 
 /// A consumer group's members hold their subscription and assignment as bytes of the consumer
@@ -315,7 +311,7 @@ fn expand_consumer_protocol(data: &mut Value) {
 fn consumer_protocol_json(message: &Message, bytes: &[u8]) -> Option<String> {
     let version = i16::from_be_bytes(bytes.get(..2)?.try_into().ok()?);
     let data = schema::read(message, &bytes[2..], version).ok()?;
-    schema::to_json(message, &data, version).ok()
+    Some(schema::to_json(message, &data, version))
 }
 
 /// A top-level field of a read message, by name.
@@ -426,8 +422,7 @@ fn metadata_json(value: &[u8]) -> Result<String, String> {
             "Found {left} byte(s) of garbage after {record_type}"
         ));
     }
-    let data =
-        schema::to_json(message, &data, version).map_err(|e| e.message_or_null().to_string())?;
+    let data = schema::to_json(message, &data, version);
     Ok(format!(
         "{{\"type\":\"{name}\",\"version\":{version},\"data\":{data}}}"
     ))
@@ -444,7 +439,7 @@ mod tests {
             sequence: -1,
             key,
             value,
-            headers: Vec::new(),
+            headers: Default::default(),
         }
     }
 

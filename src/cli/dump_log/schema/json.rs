@@ -5,16 +5,16 @@
 use base64::Engine;
 
 use super::{Dflt, Field, Message, Ty, Value, default_of};
-use crate::cli::dump_log::java::JavaError;
+use crate::cli::formatter::java_double;
 
 const BASE64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 const BASE64_URL: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 /// The JSON of `value`, a read `message`, written for `version`.
-pub fn to_json(message: &Message, value: &Value, version: i16) -> Result<String, JavaError> {
+pub fn to_json(message: &Message, value: &Value, version: i16) -> String {
     let mut out = String::new();
     write_struct(&mut out, message.fields, value, version);
-    Ok(out)
+    out
 }
 
 /// Kafka's `Uuid.toString()`.
@@ -82,31 +82,6 @@ fn write_value(out: &mut String, ty: &Ty, v: &Value, version: i16) {
         }
         (Ty::Struct(fields), v @ Value::Struct(_)) => write_struct(out, fields, v, version),
         _ => out.push_str("null"),
-    }
-}
-
-/// A double as Jackson writes it (`Double.toString`): plain from 10^-3 to 10^7, scientific
-/// notation (`1.0E7`) outside, always with a fractional digit.
-fn java_double(x: f64) -> String {
-    if x.is_nan() {
-        return "NaN".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0" } else { "0.0" }.into();
-    }
-    if (1e-3..1e7).contains(&x.abs()) {
-        let s = format!("{x}");
-        return if s.contains('.') { s } else { format!("{s}.0") };
-    }
-    let s = format!("{x:e}");
-    let (mantissa, exponent) = s.split_once('e').expect("scientific notation");
-    if mantissa.contains('.') {
-        format!("{mantissa}E{exponent}")
-    } else {
-        format!("{mantissa}.0E{exponent}")
     }
 }
 

@@ -285,7 +285,7 @@ impl<'a> Reader<'a> {
                     Some(at) => slots[at] = Some(self.read_field(&fields[at])?),
                     None => {
                         let size = usize::try_from(size).map_err(|_| underflow())?;
-                        self.take(size)?;
+                        self.bytes(size)?;
                     }
                 }
             }
@@ -329,9 +329,11 @@ impl<'a> Reader<'a> {
                 }
                 Value::Bytes(self.bytes(len as usize)?.to_vec())
             }
-            // A nullable struct is preceded by a marker: in flexible versions an unsigned
-            // varint, 0 for null; before, a byte, negative for null.
-            Ty::Struct(_) if nullable && self.null_marker()? => Value::Null,
+            // A nullable struct is preceded by a marker: a byte, negative for null; as a
+            // tagged field, an unsigned varint, 0 for null (Kafka's generated readers).
+            Ty::Struct(_) if nullable && self.null_marker(f.tagged_in(self.version))? => {
+                Value::Null
+            }
             Ty::Array(element) => {
                 let len = self.length(4)?;
                 if len < 0 {
@@ -354,8 +356,8 @@ impl<'a> Reader<'a> {
         })
     }
 
-    fn null_marker(&mut self) -> Result<bool, JavaError> {
-        Ok(if self.flexible {
+    fn null_marker(&mut self, tagged: bool) -> Result<bool, JavaError> {
+        Ok(if tagged {
             self.unsigned_varint()? <= 0
         } else {
             self.int(1)? < 0
@@ -411,5 +413,40 @@ fn default_of(f: &Field) -> Value {
             Value::Struct(fields.iter().map(|f| Some(default_of(f))).collect())
         }
         (Dflt::Struct, _) => Value::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static ENDPOINT: &[Field] = &[Field::new("port", Ty::Int16, 0x1)];
+    static WITH_ENDPOINT: &[Field] = &[
+        Field::new("endpoint", Ty::Struct(ENDPOINT), 0x1).nullable(0x1),
+        Field::new("after", Ty::Int8, 0x1),
+    ];
+    static MESSAGE: Message = Message {
+        versions: 0x1,
+        flexible: 0x1,
+        fields: WITH_ENDPOINT,
+    };
+
+    /// An untagged nullable struct is preceded by a byte, negative for null, in flexible
+    /// versions too (as `StreamsGroupMemberMetadataValue.userEndpoint`); only a tagged one
+    /// by an unsigned varint.
+    #[test]
+    fn an_untagged_null_struct_is_marked_by_a_byte() {
+        // Null endpoint (0xff), `after` = 7, no tagged fields.
+        let null = read(&MESSAGE, &[0xff, 7, 0], 0).unwrap();
+        assert!(matches!(
+            &null,
+            Value::Struct(v) if matches!(v[0], Some(Value::Null)) && matches!(v[1], Some(Value::Int(7)))
+        ));
+        // Present endpoint (1), port 9092 (no tagged fields in it), `after` = 7.
+        let present = read(&MESSAGE, &[1, 0x23, 0x84, 0, 7, 0], 0).unwrap();
+        assert!(matches!(
+            &present,
+            Value::Struct(v) if matches!(v[0], Some(Value::Struct(_))) && matches!(v[1], Some(Value::Int(7)))
+        ));
     }
 }
