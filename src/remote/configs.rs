@@ -26,14 +26,8 @@ impl Client {
         &mut self,
         resource: &ConfigResource,
     ) -> Result<Vec<DescribedConfig>> {
-        let mut named;
-        let conn = match self.broker_connection(resource).await? {
-            Some(c) => {
-                named = c;
-                &mut named
-            }
-            None => &mut self.conn,
-        };
+        let mut named = self.broker_connection(resource).await?;
+        let conn = named.as_mut().unwrap_or(&mut self.conn);
         let version = conn.version::<DescribeConfigsRequest>()?;
         let (resource_type, name) = resource.wire();
         let request = DescribeConfigsRequest::default()
@@ -81,14 +75,8 @@ impl Client {
         resource: &ConfigResource,
         changes: &[ConfigChange],
     ) -> Result<()> {
-        let mut named;
-        let conn = match self.broker_connection(resource).await? {
-            Some(c) => {
-                named = c;
-                &mut named
-            }
-            None => &mut self.conn,
-        };
+        let mut named = self.broker_connection(resource).await?;
+        let conn = named.as_mut().unwrap_or(&mut self.conn);
         let version = conn.version::<IncrementalAlterConfigsRequest>()?;
         let request = IncrementalAlterConfigsRequest::default()
             .with_resources(vec![alterable(resource, changes)]);
