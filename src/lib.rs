@@ -37,3 +37,4 @@ pub mod log_files;
 pub mod partitioner;
 pub mod record;
 pub(crate) mod remote;
+pub mod server;

@@ -5,6 +5,7 @@
 //!   and `main()`.
 //! - [`dump_log`]: `kafka-dump-log`, which reads segment files directly (no client, no
 //!   connection options).
+//! - [`server_start`]: `kafka-server-start`, the embedded log served over the Kafka protocol.
 //! - [`line_reader`], [`formatter`]: the console tools' LineMessageReader and
 //!   DefaultMessageFormatter.
 //! - [`properties`]: `key=value` options and Java properties files; [`client_config`]:
@@ -30,6 +31,7 @@ pub mod producer;
 pub mod profile;
 pub mod progress;
 pub mod properties;
+pub mod server_start;
 pub mod signals;
 pub mod topics;
 
@@ -237,6 +239,7 @@ pub fn tool_commands() -> Vec<clap::Command> {
     .map(with_common_args)
     .collect();
     all.push(with_version_arg(dump_log::command()));
+    all.push(with_version_arg(server_start::command()));
     all
 }
 
@@ -261,17 +264,40 @@ pub fn run_file_tool(
     run_command(with_version_arg(cmd), "", run)
 }
 
+/// [`run_file_tool`] for a tool whose every argument is optional, so that running it bare does
+/// its default work instead of printing the help (`kafka-server-start`).
+pub fn run_tool_without_required_args(
+    cmd: clap::Command,
+    run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
+) -> ExitCode {
+    run_parsed(
+        with_version_arg(cmd),
+        "",
+        std::env::args_os().collect(),
+        run,
+    )
+}
+
 fn run_command(
     mut cmd: clap::Command,
     error_prefix: &str,
     run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
 ) -> ExitCode {
-    let name = cmd.get_name().to_string();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args.len() <= 1 {
         let _ = cmd.write_long_help(&mut std::io::stderr());
         return ExitCode::from(2);
     }
+    run_parsed(cmd, error_prefix, args, run)
+}
+
+fn run_parsed(
+    mut cmd: clap::Command,
+    error_prefix: &str,
+    args: Vec<std::ffi::OsString>,
+    run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
+) -> ExitCode {
+    let name = cmd.get_name().to_string();
     let matches = match cmd.try_get_matches_from_mut(args) {
         Ok(m) => m,
         Err(e) => return clap_error(&name, e),

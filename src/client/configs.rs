@@ -61,6 +61,21 @@ impl ConfigSource {
         }
     }
 
+    /// DescribeConfigs' `config_source` code for it.
+    pub fn code(self) -> i8 {
+        match self {
+            ConfigSource::Unknown => -1,
+            ConfigSource::DynamicTopicConfig => 1,
+            ConfigSource::DynamicBrokerConfig => 2,
+            ConfigSource::DynamicDefaultBrokerConfig => 3,
+            ConfigSource::StaticBrokerConfig => 4,
+            ConfigSource::DefaultConfig => 5,
+            ConfigSource::DynamicBrokerLoggerConfig => 6,
+            ConfigSource::DynamicClientMetricsConfig => 7,
+            ConfigSource::DynamicGroupConfig => 8,
+        }
+    }
+
     /// Kafka's name for it (`DYNAMIC_TOPIC_CONFIG`, ...).
     pub fn kafka_name(self) -> &'static str {
         match self {

@@ -1,0 +1,204 @@
+//! Group commit: produce requests for one partition queue up while an append is under way and
+//! are then written together, with one write and one fdatasync, by one blocking task. So a
+//! request is answered only once its data is durable, yet many concurrent producers share each
+//! fsync instead of paying one each.
+//!
+//! The queue also holds what only its writer touches: the kept tail of the active segment (see
+//! `KeptTail`) and the producers' sequence state, checked in append order.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use kafka_protocol::ResponseError;
+use tokio::sync::oneshot;
+
+use super::broker::{Broker, ServedPartition};
+use super::sequences::{Sequences, Staged, Verdict};
+use crate::local::KeptTail;
+use crate::local::lock::LockMode;
+use crate::record::BatchHeader;
+
+/// A partition's answer to one produce: the base offset of its first batch, or an error code
+/// with a message.
+pub type Appended = Result<i64, (ResponseError, String)>;
+
+/// Validated batches of one request for one partition, waiting to be written.
+#[derive(Debug)]
+pub struct Pending {
+    /// Whole batches, concatenated.
+    pub batches: Vec<u8>,
+    /// Their headers, in order.
+    pub headers: Vec<BatchHeader>,
+    pub reply: oneshot::Sender<Appended>,
+}
+
+#[derive(Debug, Default)]
+struct Waiting {
+    pending: Vec<Pending>,
+    /// A writer task is running and will take what is pending.
+    writing: bool,
+}
+
+#[derive(Debug, Default)]
+struct Writer {
+    tail: KeptTail,
+    sequences: Sequences,
+}
+
+/// One partition's produce queue.
+#[derive(Debug, Default)]
+pub struct AppendQueue {
+    waiting: Mutex<Waiting>,
+    writer: Mutex<Writer>,
+}
+
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Queues a request's batches for a partition and returns where they were written, once they
+/// are durable.
+pub async fn append(
+    broker: &Arc<Broker>,
+    partition: &Arc<ServedPartition>,
+    batches: Vec<u8>,
+    headers: Vec<BatchHeader>,
+) -> Appended {
+    let (reply, answer) = oneshot::channel();
+    let start_writer = {
+        let mut w = locked(&partition.queue.waiting);
+        w.pending.push(Pending {
+            batches,
+            headers,
+            reply,
+        });
+        !std::mem::replace(&mut w.writing, true)
+    };
+    if start_writer {
+        let (broker, partition) = (Arc::clone(broker), Arc::clone(partition));
+        tokio::task::spawn_blocking(move || drain(&broker, &partition));
+    }
+    answer.await.unwrap_or_else(|_| {
+        Err((
+            ResponseError::UnknownServerError,
+            "the append task ended without an answer".to_string(),
+        ))
+    })
+}
+
+/// Writes what is queued, group by group, until the queue is empty.
+fn drain(broker: &Broker, partition: &ServedPartition) {
+    loop {
+        let group = {
+            let mut w = locked(&partition.queue.waiting);
+            if w.pending.is_empty() {
+                w.writing = false;
+                return;
+            }
+            std::mem::take(&mut w.pending)
+        };
+        write_group(broker, partition, group);
+    }
+}
+
+/// Checks sequences in order, writes the accepted batches of every request in one append, and
+/// answers each request.
+fn write_group(broker: &Broker, partition: &ServedPartition, group: Vec<Pending>) {
+    let mut writer = locked(&partition.queue.writer);
+    let mut staged = Staged::new();
+    let mut accepted: Vec<Pending> = Vec::with_capacity(group.len());
+    let mut buffer = Vec::new();
+    for request in group {
+        match check_request(&writer.sequences, &mut staged, &request.headers) {
+            Verdict::Append => {
+                buffer.extend_from_slice(&request.batches);
+                accepted.push(request);
+            }
+            Verdict::Duplicate(offset) => {
+                let _ = request.reply.send(Ok(offset));
+            }
+            Verdict::Refuse(code, message) => {
+                let _ = request.reply.send(Err((code, message)));
+            }
+        }
+    }
+    if accepted.is_empty() {
+        return;
+    }
+    match write(broker, partition, &mut writer.tail, &mut buffer) {
+        Ok(mut next) => {
+            for request in accepted {
+                let base = next;
+                for h in &request.headers {
+                    writer.sequences.written(h, next);
+                    next += h.records_count as i64;
+                }
+                let _ = request.reply.send(Ok(base));
+            }
+            broker.notify_appended();
+        }
+        Err(failure) => {
+            let producers = accepted
+                .iter()
+                .flat_map(|r| r.headers.iter().map(|h| h.producer_id))
+                .collect::<Vec<_>>();
+            writer.sequences.forget(producers);
+            for request in accepted {
+                let _ = request.reply.send(Err(failure.clone()));
+            }
+        }
+    }
+}
+
+/// A request's verdict: its batches are checked one after another (normally there is one).
+fn check_request(sequences: &Sequences, staged: &mut Staged, headers: &[BatchHeader]) -> Verdict {
+    let before = staged.clone();
+    for h in headers {
+        match sequences.check(staged, h) {
+            Verdict::Append => {}
+            // A retried request is a duplicate as a whole, or not at all.
+            other => {
+                *staged = before;
+                return other;
+            }
+        }
+    }
+    Verdict::Append
+}
+
+/// Appends the buffer under the shared log-dir lock (which keeps a topic deletion out), after
+/// checking that the topic is still the one the handle was made for. Returns the first offset.
+fn write(
+    broker: &Broker,
+    partition: &ServedPartition,
+    tail: &mut KeptTail,
+    buffer: &mut [u8],
+) -> Result<i64, (ResponseError, String)> {
+    let failed = |e: crate::local::LocalError| {
+        broker.log.error(&format!(
+            "Append to {}-{} failed: {e}",
+            partition.topic, partition.partition
+        ));
+        (ResponseError::KafkaStorageError, e.to_string())
+    };
+    let _lock = broker.dir.lock(LockMode::Shared).map_err(failed)?;
+    let meta = match broker.topic(&partition.topic).map_err(failed)? {
+        Some(meta) if meta.id == partition.topic_id => meta,
+        _ => {
+            return Err((
+                ResponseError::UnknownTopicOrPartition,
+                format!("topic '{}' was deleted", partition.topic),
+            ));
+        }
+    };
+    let result = partition
+        .log
+        .append_built(buffer, &meta.partition_config(), tail)
+        .map_err(failed)?;
+    if let Some(e) = result.retention_error {
+        broker.log.warn(&format!(
+            "Retention of {}-{} could not be applied after an append: {e}",
+            partition.topic, partition.partition
+        ));
+    }
+    Ok(result.base_offset)
+}

@@ -1,0 +1,312 @@
+//! The server's settings, from Kafka's broker properties (`server.properties` plus
+//! `--override key=value`): the keys that mean something for one embedded-log node are read and
+//! checked; the others (a KRaft quorum, replication, thread pools) are accepted and ignored, so
+//! that Kafka's own `server.properties` works as it is.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Kafka's default `message.max.bytes`: the largest record batch a produce may carry.
+const DEFAULT_MESSAGE_MAX_BYTES: i32 = 1_048_588;
+/// The listener when none is configured.
+pub const DEFAULT_LISTENER: &str = "PLAINTEXT://127.0.0.1:9092";
+
+/// A listener as `listeners` gives it: the address to bind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listener {
+    /// The name before `://` (PLAINTEXT, or a name mapped to PLAINTEXT).
+    pub name: String,
+    /// The host to bind; empty means all interfaces, as in Kafka.
+    pub host: String,
+    /// The port; 0 picks a free one (the ready line names it).
+    pub port: u16,
+}
+
+/// Everything the server needs to start, checked.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// The one listener clients connect to.
+    pub listener: Listener,
+    /// The host and port told to clients in Metadata; `None`: the listener's own (with the
+    /// bound port when it was 0, and `localhost` when it binds all interfaces).
+    pub advertised: Option<(String, u16)>,
+    /// The embedded log's directory (`log.dirs`, else `--log-dir`, else the tools' default).
+    pub log_dir: Option<PathBuf>,
+    /// `node.id`: the broker id clients see as leader of every partition.
+    pub node_id: i32,
+    /// `num.partitions` for auto-created topics; `None`: the log dir's setting (default 1).
+    pub num_partitions: Option<u32>,
+    /// `auto.create.topics.enable`; `None`: the log dir's setting (default true).
+    pub auto_create_topics: Option<bool>,
+    /// `message.max.bytes`: the largest batch a produce may carry, unless a topic's
+    /// `max.message.bytes` says otherwise.
+    pub message_max_bytes: i32,
+    /// Topic config defaults from the broker's `log.*` keys (`retention.ms`, `retention.bytes`,
+    /// `segment.bytes`), applied to topics that do not set them.
+    pub topic_defaults: BTreeMap<String, String>,
+}
+
+impl ServerConfig {
+    /// Reads the settings from broker properties. A value that Kafka would refuse is an error
+    /// naming the key and what it accepts.
+    pub fn from_properties(props: &BTreeMap<String, String>) -> Result<ServerConfig, String> {
+        let get = |key: &str| props.get(key).map(|v| v.trim()).filter(|v| !v.is_empty());
+        let listener = match get("listeners") {
+            Some(list) => client_listener(list, props)?,
+            None => parse_listener(DEFAULT_LISTENER)?,
+        };
+        let advertised = get("advertised.listeners")
+            .map(|list| {
+                let names: Vec<Listener> = split_list(list)
+                    .map(parse_listener)
+                    .collect::<Result<_, _>>()?;
+                names
+                    .into_iter()
+                    .find(|l| l.name == listener.name)
+                    .map(|l| (l.host, l.port))
+                    .ok_or_else(|| {
+                        format!(
+                            "advertised.listeners '{list}' has no entry for listener {}; name it as in listeners",
+                            listener.name
+                        )
+                    })
+            })
+            .transpose()?;
+        let log_dir = match get("log.dirs").or_else(|| get("log.dir")) {
+            None => None,
+            Some(dirs) => {
+                let all: Vec<&str> = split_list(dirs).collect();
+                if all.len() != 1 {
+                    return Err(format!(
+                        "log.dirs '{dirs}' names {} directories; kafka-server-start serves one log directory",
+                        all.len()
+                    ));
+                }
+                Some(PathBuf::from(all[0]))
+            }
+        };
+        let node_id = int(get("node.id").or_else(|| get("broker.id")), "node.id", 0, 0)?;
+        let num_partitions = get("num.partitions")
+            .map(|v| int(Some(v), "num.partitions", 1, 1).map(|n| n as u32))
+            .transpose()?;
+        let auto_create_topics = get("auto.create.topics.enable")
+            .map(|v| boolean(v, "auto.create.topics.enable"))
+            .transpose()?;
+        let message_max_bytes = int(
+            get("message.max.bytes"),
+            "message.max.bytes",
+            DEFAULT_MESSAGE_MAX_BYTES as i64,
+            0,
+        )? as i32;
+        Ok(ServerConfig {
+            listener,
+            advertised,
+            log_dir,
+            node_id: node_id as i32,
+            num_partitions,
+            auto_create_topics,
+            message_max_bytes,
+            topic_defaults: topic_defaults(&get)?,
+        })
+    }
+}
+
+/// The topic config defaults the broker's `log.*` keys set, under the topic configs' names.
+fn topic_defaults<'a>(
+    get: &impl Fn(&str) -> Option<&'a str>,
+) -> Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    // Kafka reads the finest of the three retention units that is set.
+    let retention_ms = [
+        ("log.retention.ms", 1),
+        ("log.retention.minutes", 60_000),
+        ("log.retention.hours", 3_600_000),
+    ]
+    .into_iter()
+    .find_map(|(key, unit)| get(key).map(|v| (key, v, unit)));
+    if let Some((key, value, unit)) = retention_ms {
+        let n = int(Some(value), key, 0, -1)?;
+        let ms = if n < 0 { -1 } else { n.saturating_mul(unit) };
+        out.insert("retention.ms".to_string(), ms.to_string());
+    }
+    if let Some(v) = get("log.retention.bytes") {
+        let n = int(Some(v), "log.retention.bytes", 0, i64::MIN)?;
+        out.insert("retention.bytes".to_string(), n.to_string());
+    }
+    if let Some(v) = get("log.segment.bytes") {
+        // Kafka's floor: the size of the smallest record a segment must hold.
+        let n = int(Some(v), "log.segment.bytes", 0, 14)?;
+        out.insert("segment.bytes".to_string(), n.to_string());
+    }
+    Ok(out)
+}
+
+/// The listener clients use: the first of `listeners` that is not a controller listener
+/// (Kafka's combined-mode `server.properties` also lists `CONTROLLER://`).
+fn client_listener(list: &str, props: &BTreeMap<String, String>) -> Result<Listener, String> {
+    let controllers: Vec<&str> = props
+        .get("controller.listener.names")
+        .map_or("CONTROLLER", |v| v.as_str())
+        .split(',')
+        .map(str::trim)
+        .collect();
+    let protocols = security_protocol_map(props)?;
+    let mut candidates = Vec::new();
+    for entry in split_list(list) {
+        let listener = parse_listener(entry)?;
+        if !controllers.contains(&listener.name.as_str()) {
+            candidates.push(listener);
+        }
+    }
+    let Some(listener) = candidates.into_iter().next() else {
+        return Err(format!(
+            "listeners '{list}' has no client listener (only controller listeners); add one such as {DEFAULT_LISTENER}"
+        ));
+    };
+    let protocol = protocols
+        .get(&listener.name)
+        .cloned()
+        .unwrap_or_else(|| listener.name.clone());
+    if protocol != "PLAINTEXT" {
+        return Err(format!(
+            "listener {} uses security protocol {protocol}; kafka-server-start serves PLAINTEXT only (no TLS or SASL yet)",
+            listener.name
+        ));
+    }
+    Ok(listener)
+}
+
+/// `listener.security.protocol.map`: listener name to security protocol.
+fn security_protocol_map(
+    props: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, String> {
+    let Some(map) = props.get("listener.security.protocol.map") else {
+        return Ok(BTreeMap::new());
+    };
+    split_list(map)
+        .map(|pair| {
+            pair.split_once(':')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .ok_or_else(|| {
+                    format!("listener.security.protocol.map entry '{pair}' is not NAME:PROTOCOL")
+                })
+        })
+        .collect()
+}
+
+/// Parses `NAME://host:port` (host may be empty or a bracketed IPv6 address).
+fn parse_listener(entry: &str) -> Result<Listener, String> {
+    let bad = || {
+        format!("listener '{entry}' is not of the form NAME://host:port (e.g. {DEFAULT_LISTENER})")
+    };
+    let (name, address) = entry.trim().split_once("://").ok_or_else(bad)?;
+    let (host, port) = address.rsplit_once(':').ok_or_else(bad)?;
+    let port: u16 = port.parse().map_err(|_| bad())?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if name.is_empty() {
+        return Err(bad());
+    }
+    Ok(Listener {
+        name: name.to_uppercase(),
+        host: host.to_string(),
+        port,
+    })
+}
+
+/// The entries of a comma-separated list, trimmed, empty ones dropped.
+fn split_list(list: &str) -> impl Iterator<Item = &str> {
+    list.split(',').map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// An integer property at or above `min`, or `default` when absent.
+fn int(value: Option<&str>, key: &str, default: i64, min: i64) -> Result<i64, String> {
+    let Some(v) = value else {
+        return Ok(default);
+    };
+    match v.parse::<i64>() {
+        Ok(n) if n >= min => Ok(n),
+        Ok(_) => Err(format!(
+            "Invalid value {v} for configuration {key}: Value must be at least {min}"
+        )),
+        Err(_) => Err(format!(
+            "Invalid value {v} for configuration {key}: Not a number of type INT"
+        )),
+    }
+}
+
+/// A boolean property as Kafka reads it (`true` or `false`, any case).
+fn boolean(v: &str, key: &str) -> Result<bool, String> {
+    match v.to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(format!(
+            "Invalid value {v} for configuration {key}: Expected value to be either true or false"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(pairs: &[(&str, &str)]) -> Result<ServerConfig, String> {
+        let props = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        ServerConfig::from_properties(&props)
+    }
+
+    #[test]
+    fn defaults() {
+        let c = config(&[]).unwrap();
+        assert_eq!(c.listener.host, "127.0.0.1");
+        assert_eq!(c.listener.port, 9092);
+        assert_eq!(c.node_id, 0);
+        assert_eq!(c.message_max_bytes, DEFAULT_MESSAGE_MAX_BYTES);
+        assert!(c.topic_defaults.is_empty());
+    }
+
+    #[test]
+    fn kafka_quickstart_properties() {
+        let c = config(&[
+            ("process.roles", "broker,controller"),
+            ("node.id", "1"),
+            ("listeners", "PLAINTEXT://:9092,CONTROLLER://:9093"),
+            (
+                "advertised.listeners",
+                "PLAINTEXT://localhost:9092,CONTROLLER://localhost:9093",
+            ),
+            ("log.dirs", "/tmp/kraft-combined-logs"),
+            ("num.partitions", "3"),
+            ("log.retention.hours", "168"),
+            ("log.segment.bytes", "1073741824"),
+        ])
+        .unwrap();
+        assert_eq!(c.listener.host, "");
+        assert_eq!(c.advertised, Some(("localhost".to_string(), 9092)));
+        assert_eq!(c.node_id, 1);
+        assert_eq!(c.num_partitions, Some(3));
+        assert_eq!(c.topic_defaults["retention.ms"], "604800000");
+        assert_eq!(c.log_dir, Some(PathBuf::from("/tmp/kraft-combined-logs")));
+    }
+
+    #[test]
+    fn refusals_name_the_key() {
+        for (pairs, expected) in [
+            (vec![("num.partitions", "0")], "num.partitions"),
+            (vec![("listeners", "SSL://:9093")], "PLAINTEXT only"),
+            (vec![("listeners", "localhost:9092")], "NAME://host:port"),
+            (vec![("log.dirs", "/a,/b")], "one log directory"),
+            (vec![("auto.create.topics.enable", "yes")], "true or false"),
+            (vec![("message.max.bytes", "x")], "message.max.bytes"),
+            (
+                vec![("listeners", "CONTROLLER://:9093")],
+                "no client listener",
+            ),
+        ] {
+            let err = config(&pairs).unwrap_err();
+            assert!(err.contains(expected), "{err}");
+        }
+    }
+}

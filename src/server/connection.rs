@@ -1,0 +1,83 @@
+//! One client connection: frames are read one at a time and answered in order (Kafka also
+//! handles one request per connection at a time, so responses never overtake each other). On
+//! shutdown an idle connection closes at once and a busy one after its current request.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+
+use super::broker::Broker;
+use super::dispatch::{self, Outcome};
+
+/// Kafka's default `socket.request.max.bytes`: the largest request accepted.
+const MAX_REQUEST_BYTES: usize = 104_857_600;
+
+/// Serves a connection until the client closes it, it breaks the protocol, or the server stops.
+pub async fn serve(broker: Arc<Broker>, stream: TcpStream, mut stopping: watch::Receiver<bool>) {
+    let peer = stream
+        .peer_addr()
+        .map_or_else(|_| "unknown peer".to_string(), |a| a.to_string());
+    let _ = stream.set_nodelay(true);
+    let (read, mut write) = stream.into_split();
+    let mut read = BufReader::with_capacity(64 * 1024, read);
+    loop {
+        let frame = tokio::select! {
+            frame = read_frame(&mut read) => frame,
+            _ = stopping.wait_for(|s| *s) => return,
+        };
+        let frame = match frame {
+            Ok(Some(frame)) => frame,
+            Ok(None) => return,
+            Err(why) => {
+                broker
+                    .log
+                    .warn(&format!("Closing the connection from {peer}: {why}"));
+                return;
+            }
+        };
+        match dispatch::handle(&broker, frame).await {
+            Outcome::Reply(bytes) => {
+                if write.write_all(&bytes).await.is_err() {
+                    return;
+                }
+            }
+            Outcome::Silent => {}
+            Outcome::Close(why) => {
+                broker
+                    .log
+                    .warn(&format!("Closing the connection from {peer}: {why}"));
+                return;
+            }
+        }
+        if *stopping.borrow() {
+            return;
+        }
+    }
+}
+
+/// The next request frame without its size prefix; `None` at a clean end of stream.
+async fn read_frame(
+    read: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+) -> Result<Option<Bytes>, String> {
+    let mut prefix = [0u8; 4];
+    match read.read_exact(&mut prefix).await {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    }
+    let size = i32::from_be_bytes(prefix);
+    let size = usize::try_from(size)
+        .ok()
+        .filter(|&n| n <= MAX_REQUEST_BYTES)
+        .ok_or_else(|| {
+            format!("a request of {size} bytes is larger than socket.request.max.bytes ({MAX_REQUEST_BYTES}) or negative (is this a Kafka client?)")
+        })?;
+    let mut body = vec![0u8; size];
+    read.read_exact(&mut body)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(Some(Bytes::from(body)))
+}

@@ -1,0 +1,166 @@
+//! One request in, one response out: the request header is read, the API and version checked
+//! against what the server serves, the body decoded with the kafka-protocol crate, handed to
+//! its handler, and the response encoded with its header.
+//!
+//! As Kafka does, an API or version the server does not serve closes the connection (the
+//! client should have asked ApiVersions first), except ApiVersions itself, which is answered
+//! with UNSUPPORTED_VERSION in the v0 layout so that any client can learn what is served.
+
+use std::sync::Arc;
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use kafka_protocol::messages::api_versions_response::ApiVersion;
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message};
+
+use super::broker::Broker;
+use super::handlers;
+
+/// What the connection does after a request.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Send this frame (size prefix included).
+    Reply(BytesMut),
+    /// Send nothing (a produce with acks=0).
+    Silent,
+    /// Close the connection, logging why.
+    Close(String),
+}
+
+/// The APIs served, with the versions served: the crate's range, capped where a newer version
+/// needs what the server does not do yet (topic ids in Produce and Fetch).
+pub fn served() -> Vec<(ApiKey, i16, i16)> {
+    fn range<R: Message>(key: ApiKey, cap: i16) -> (ApiKey, i16, i16) {
+        (key, R::VERSIONS.min, R::VERSIONS.max.min(cap))
+    }
+    vec![
+        range::<ProduceRequest>(ApiKey::Produce, 12),
+        range::<FetchRequest>(ApiKey::Fetch, 12),
+        range::<ListOffsetsRequest>(ApiKey::ListOffsets, i16::MAX),
+        range::<MetadataRequest>(ApiKey::Metadata, 12),
+        range::<ApiVersionsRequest>(ApiKey::ApiVersions, i16::MAX),
+        range::<CreateTopicsRequest>(ApiKey::CreateTopics, i16::MAX),
+        range::<DeleteTopicsRequest>(ApiKey::DeleteTopics, i16::MAX),
+        range::<InitProducerIdRequest>(ApiKey::InitProducerId, i16::MAX),
+        range::<DescribeConfigsRequest>(ApiKey::DescribeConfigs, i16::MAX),
+        range::<CreatePartitionsRequest>(ApiKey::CreatePartitions, i16::MAX),
+        range::<IncrementalAlterConfigsRequest>(ApiKey::IncrementalAlterConfigs, i16::MAX),
+        range::<DescribeClusterRequest>(ApiKey::DescribeCluster, i16::MAX),
+        range::<DescribeTopicPartitionsRequest>(ApiKey::DescribeTopicPartitions, i16::MAX),
+    ]
+}
+
+fn version_served(key: ApiKey, version: i16) -> bool {
+    served()
+        .iter()
+        .any(|&(k, min, max)| k == key && (min..=max).contains(&version))
+}
+
+/// Handles one request frame (without its size prefix).
+pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes) -> Outcome {
+    if frame.len() < 8 {
+        return Outcome::Close(format!("a request of {} bytes has no header", frame.len()));
+    }
+    let (key, version) = ((&frame[0..2]).get_i16(), (&frame[2..4]).get_i16());
+    let Ok(api) = ApiKey::try_from(key) else {
+        return Outcome::Close(format!("unknown API key {key}"));
+    };
+    if api == ApiKey::ApiVersions && !version_served(api, version) {
+        let correlation_id = (&frame[4..8]).get_i32();
+        return Outcome::Reply(unsupported_api_versions(correlation_id));
+    }
+    if !version_served(api, version) {
+        return Outcome::Close(format!(
+            "{api:?} v{version} is not served (see ApiVersions for what is)"
+        ));
+    }
+    let header = match RequestHeader::decode(&mut frame, api.request_header_version(version)) {
+        Ok(h) => h,
+        Err(e) => return Outcome::Close(format!("bad {api:?} request header: {e}")),
+    };
+    if broker.log.enabled(super::log::Level::Debug) {
+        broker.log.debug(&format!(
+            "{api:?} v{version} correlation id {} from client {}",
+            header.correlation_id,
+            header.client_id.as_deref().unwrap_or("")
+        ));
+    }
+    macro_rules! route {
+        ($($key:ident => $request:ty, $handler:path;)*) => {
+            match api {
+                $(ApiKey::$key => {
+                    let request = match <$request>::decode(&mut frame, version) {
+                        Ok(r) => r,
+                        Err(e) => return Outcome::Close(format!("bad {api:?} v{version} request: {e}")),
+                    };
+                    match $handler(broker, version, request).await {
+                        Some(response) => encode(&header, &response),
+                        None => Outcome::Silent,
+                    }
+                })*
+                _ => Outcome::Close(format!("{api:?} is not served")),
+            }
+        };
+    }
+    route! {
+        ApiVersions => ApiVersionsRequest, handlers::api_versions;
+        Metadata => MetadataRequest, handlers::metadata::handle;
+        Produce => ProduceRequest, handlers::produce::handle;
+        Fetch => FetchRequest, handlers::fetch::handle;
+        ListOffsets => ListOffsetsRequest, handlers::offsets::handle;
+        InitProducerId => InitProducerIdRequest, handlers::init_producer_id;
+        CreateTopics => CreateTopicsRequest, handlers::topics::create;
+        DeleteTopics => DeleteTopicsRequest, handlers::topics::delete;
+        CreatePartitions => CreatePartitionsRequest, handlers::topics::create_partitions;
+        DescribeConfigs => DescribeConfigsRequest, handlers::configs::describe;
+        IncrementalAlterConfigs => IncrementalAlterConfigsRequest, handlers::configs::alter;
+        DescribeCluster => DescribeClusterRequest, handlers::metadata::describe_cluster;
+        DescribeTopicPartitions => DescribeTopicPartitionsRequest, handlers::metadata::describe_topic_partitions;
+    }
+}
+
+/// A response frame: size, response header, body.
+fn encode<R: Encodable + HeaderVersion>(request: &RequestHeader, response: &R) -> Outcome {
+    let version = request.request_api_version;
+    let header = ResponseHeader::default().with_correlation_id(request.correlation_id);
+    let mut buf = BytesMut::with_capacity(256);
+    buf.put_i32(0);
+    let encoded = header
+        .encode(&mut buf, R::header_version(version))
+        .and_then(|()| response.encode(&mut buf, version));
+    if let Err(e) = encoded {
+        return Outcome::Close(format!("cannot encode the response: {e}"));
+    }
+    let size = (buf.len() - 4) as i32;
+    buf[..4].copy_from_slice(&size.to_be_bytes());
+    Outcome::Reply(buf)
+}
+
+/// The ApiVersions response listing what is served.
+pub fn api_versions_response() -> ApiVersionsResponse {
+    let keys = served()
+        .into_iter()
+        .map(|(key, min, max)| {
+            ApiVersion::default()
+                .with_api_key(key as i16)
+                .with_min_version(min)
+                .with_max_version(max)
+        })
+        .collect();
+    ApiVersionsResponse::default().with_api_keys(keys)
+}
+
+/// UNSUPPORTED_VERSION for an ApiVersions version the server does not know, in the v0 layout
+/// every client can read.
+fn unsupported_api_versions(correlation_id: i32) -> BytesMut {
+    let response = api_versions_response().with_error_code(35);
+    let header = RequestHeader::default()
+        .with_request_api_key(ApiKey::ApiVersions as i16)
+        .with_request_api_version(0)
+        .with_correlation_id(correlation_id);
+    match encode(&header, &response) {
+        Outcome::Reply(frame) => frame,
+        // The v0 layout of our own table always encodes.
+        _ => BytesMut::new(),
+    }
+}

@@ -1,0 +1,147 @@
+//! Fetch: whole batches from each partition asked for, from the batch holding the fetch
+//! offset, within the partition's and the request's byte limits (the first batch always, as in
+//! Kafka, so that one larger than the limit still moves the consumer on). Waits up to
+//! `max_wait_ms` for `min_bytes` to be there: an append by this server wakes the wait at once;
+//! appends by other processes on the same log directory are seen within 50 ms.
+//!
+//! Fetch sessions (KIP-227) are not kept: every response carries session id 0, which tells the
+//! client to send full requests.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use kafka_protocol::ResponseError;
+use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kafka_protocol::messages::{FetchRequest, FetchResponse, TopicName};
+
+use super::{blocking, error_code, str_bytes};
+use crate::client::ClientError;
+use crate::server::broker::Broker;
+
+/// How often a waiting fetch looks for data written by other processes.
+const POLL: Duration = Duration::from_millis(50);
+
+/// One partition to read: index, fetch offset, byte limit.
+type Wanted = (i32, i64, i32);
+
+pub async fn handle(broker: &Arc<Broker>, _: i16, request: FetchRequest) -> Option<FetchResponse> {
+    let deadline = Instant::now() + Duration::from_millis(request.max_wait_ms.max(0) as u64);
+    let wanted: Arc<Vec<(String, Vec<Wanted>)>> = Arc::new(
+        request
+            .topics
+            .iter()
+            .map(|t| {
+                let parts = t
+                    .partitions
+                    .iter()
+                    .map(|p| (p.partition, p.fetch_offset, p.partition_max_bytes))
+                    .collect();
+                (t.topic.0.to_string(), parts)
+            })
+            .collect(),
+    );
+    let max_bytes = request.max_bytes.max(0) as usize;
+    let min_bytes = request.min_bytes.max(0) as usize;
+    let mut appended = broker.appended();
+    loop {
+        appended.borrow_and_update();
+        let (b, w) = (Arc::clone(broker), Arc::clone(&wanted));
+        let (topics, bytes, errors) = blocking(move || read_all(&b, &w, max_bytes)).await;
+        let now = Instant::now();
+        if bytes >= min_bytes.max(1) || errors || now >= deadline {
+            return Some(FetchResponse::default().with_responses(topics));
+        }
+        let wait = POLL.min(deadline - now);
+        tokio::select! {
+            _ = appended.changed() => {}
+            _ = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+/// Reads every partition asked for; returns the topics, the bytes read and whether any
+/// partition answered with an error (which ends the wait, as in Kafka).
+fn read_all(
+    broker: &Broker,
+    wanted: &[(String, Vec<Wanted>)],
+    max_bytes: usize,
+) -> (Vec<FetchableTopicResponse>, usize, bool) {
+    let mut total = 0;
+    let mut errors = false;
+    let topics = wanted
+        .iter()
+        .map(|(topic, parts)| {
+            let partitions = parts
+                .iter()
+                .map(|&(index, offset, limit)| {
+                    // The first data of the response may exceed the total limit (as in Kafka);
+                    // after that a partition gets what is left.
+                    let room = if total == 0 {
+                        limit.max(0) as usize
+                    } else {
+                        (limit.max(0) as usize).min(max_bytes.saturating_sub(total))
+                    };
+                    let data = read_partition(broker, topic, index, offset, room);
+                    errors |= data.error_code != 0;
+                    total += data.records.as_ref().map_or(0, Bytes::len);
+                    data
+                })
+                .collect();
+            FetchableTopicResponse::default()
+                .with_topic(TopicName(str_bytes(topic.clone())))
+                .with_partitions(partitions)
+        })
+        .collect();
+    (topics, total, errors)
+}
+
+fn read_partition(
+    broker: &Broker,
+    topic: &str,
+    index: i32,
+    offset: i64,
+    room: usize,
+) -> PartitionData {
+    let empty = PartitionData::default()
+        .with_partition_index(index)
+        .with_high_watermark(-1)
+        .with_last_stable_offset(-1)
+        .with_log_start_offset(-1)
+        .with_aborted_transactions(Some(Vec::new()))
+        .with_records(Some(Bytes::new()));
+    let failed = |code: i16| empty.clone().with_error_code(code);
+    let meta = match broker.topic(topic) {
+        Ok(Some(meta)) => meta,
+        Ok(None) => return failed(ResponseError::UnknownTopicOrPartition.code()),
+        Err(e) => return failed(error_code(&ClientError::from(e))),
+    };
+    let Some(p) = u32::try_from(index).ok().filter(|&p| p < meta.partitions) else {
+        return failed(ResponseError::UnknownTopicOrPartition.code());
+    };
+    let read = broker.partition(&meta, p).and_then(|partition| {
+        let snapshot = partition.log.snapshot()?;
+        let records = if room == 0 {
+            Vec::new()
+        } else {
+            partition.log.read(&snapshot, offset, room)?
+        };
+        Ok((snapshot, records))
+    });
+    match read {
+        Ok((snapshot, records)) => empty
+            .with_high_watermark(snapshot.log_end_offset)
+            .with_last_stable_offset(snapshot.log_end_offset)
+            .with_log_start_offset(snapshot.log_start_offset)
+            .with_records(Some(Bytes::from(records))),
+        Err(e) => {
+            let e = ClientError::from(e);
+            if e.kind() != Some(ResponseError::OffsetOutOfRange) {
+                broker
+                    .log
+                    .error(&format!("Fetch from {topic}-{index} failed: {e}"));
+            }
+            failed(error_code(&e))
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! One handler per API (or per group of related APIs): each takes the decoded request and
+//! returns the response, doing its file work on tokio's blocking threads.
+//!
+//! - [`metadata`] answers Metadata (with auto-creation), DescribeCluster and
+//!   DescribeTopicPartitions;
+//! - [`produce`] answers Produce, through the group-commit append queue;
+//! - [`fetch`] answers Fetch, long-polling for `min_bytes` up to `max_wait_ms`;
+//! - [`offsets`] answers ListOffsets;
+//! - [`topics`] answers CreateTopics, DeleteTopics and CreatePartitions;
+//! - [`configs`] answers DescribeConfigs and IncrementalAlterConfigs;
+//! - this module answers ApiVersions and InitProducerId.
+
+pub mod configs;
+pub mod fetch;
+pub mod metadata;
+pub mod offsets;
+pub mod produce;
+pub mod topics;
+
+use std::sync::Arc;
+
+use base64::Engine;
+use kafka_protocol::ResponseError;
+use kafka_protocol::messages::{
+    ApiVersionsRequest, ApiVersionsResponse, InitProducerIdRequest, InitProducerIdResponse,
+    ProducerId,
+};
+use kafka_protocol::protocol::StrBytes;
+
+use super::broker::Broker;
+use super::dispatch::api_versions_response;
+use crate::client::ClientError;
+use crate::local::LocalError;
+
+/// Runs file work on a blocking thread.
+pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(value) => value,
+        // The closure panicked: let the connection's task end the same way.
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
+}
+
+/// Kafka's error code for an embedded-log or client error: its kind when it has one, else
+/// KAFKA_STORAGE_ERROR for a file problem, else UNKNOWN_SERVER_ERROR.
+pub fn error_code(e: &ClientError) -> i16 {
+    match e.kind() {
+        Some(kind) => kind.code(),
+        None => match e {
+            ClientError::Local(LocalError::Io { .. } | LocalError::Corrupt { .. }) => {
+                ResponseError::KafkaStorageError.code()
+            }
+            ClientError::Local(LocalError::Invalid(_)) => ResponseError::InvalidRequest.code(),
+            _ => ResponseError::UnknownServerError.code(),
+        },
+    }
+}
+
+/// A string for a response field.
+pub fn str_bytes(s: impl Into<String>) -> StrBytes {
+    StrBytes::from_string(s.into())
+}
+
+/// A topic id as the wire carries it, from the 22-character base64url form the log dir keeps.
+pub fn topic_uuid(id: &str) -> uuid::Uuid {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(id)
+        .ok()
+        .and_then(|b| uuid::Uuid::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// A wire topic id in the log dir's form.
+pub fn topic_id_text(id: uuid::Uuid) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id.as_bytes())
+}
+
+pub async fn api_versions(
+    _: &Arc<Broker>,
+    _: i16,
+    _: ApiVersionsRequest,
+) -> Option<ApiVersionsResponse> {
+    Some(api_versions_response())
+}
+
+/// InitProducerId for idempotent producers: a new producer id, or the same id with the next
+/// epoch when the producer asks to bump its epoch (KIP-360). Transactional ids are refused:
+/// transactions are not served.
+pub async fn init_producer_id(
+    broker: &Arc<Broker>,
+    _: i16,
+    request: InitProducerIdRequest,
+) -> Option<InitProducerIdResponse> {
+    let response = InitProducerIdResponse::default();
+    if request.transactional_id.is_some() {
+        broker
+            .log
+            .warn("Refused InitProducerId with a transactional id: transactions are not served");
+        return Some(response.with_error_code(ResponseError::UnsupportedVersion.code()));
+    }
+    let (id, epoch) = if request.producer_id.0 >= 0 && request.producer_epoch < i16::MAX - 1 {
+        (request.producer_id.0, request.producer_epoch + 1)
+    } else {
+        (broker.new_producer_id(), 0)
+    };
+    Some(
+        response
+            .with_producer_id(ProducerId(id))
+            .with_producer_epoch(epoch),
+    )
+}

@@ -1,0 +1,118 @@
+//! ListOffsets: the log start (-2, and -4 without tiered storage), the log end (-1), the record
+//! with the greatest timestamp (-3), or the first record at or after a time, with that record's
+//! timestamp, as a one-broker cluster without tiered storage answers.
+
+use std::sync::Arc;
+
+use kafka_protocol::ResponseError;
+use kafka_protocol::messages::list_offsets_response::{
+    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+};
+use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse, TopicName};
+
+use super::{blocking, error_code, str_bytes};
+use crate::client::ClientError;
+use crate::local::{LocalError, PartitionLog, Snapshot};
+use crate::record::{BatchIter, for_each_record};
+use crate::server::broker::Broker;
+
+pub async fn handle(
+    broker: &Arc<Broker>,
+    version: i16,
+    request: ListOffsetsRequest,
+) -> Option<ListOffsetsResponse> {
+    let b = Arc::clone(broker);
+    let topics = blocking(move || {
+        request
+            .topics
+            .into_iter()
+            .map(|t| {
+                let name = t.name.0.to_string();
+                let partitions = t
+                    .partitions
+                    .iter()
+                    .map(|p| answer(&b, &name, p.partition_index, p.timestamp, version))
+                    .collect();
+                ListOffsetsTopicResponse::default()
+                    .with_name(TopicName(str_bytes(name)))
+                    .with_partitions(partitions)
+            })
+            .collect()
+    })
+    .await;
+    Some(ListOffsetsResponse::default().with_topics(topics))
+}
+
+fn answer(
+    broker: &Broker,
+    topic: &str,
+    index: i32,
+    timestamp: i64,
+    version: i16,
+) -> ListOffsetsPartitionResponse {
+    let response = ListOffsetsPartitionResponse::default()
+        .with_partition_index(index)
+        .with_timestamp(-1)
+        .with_offset(-1)
+        // The field exists from v4; setting it below is an encoding error.
+        .with_leader_epoch(if version >= 4 { 0 } else { -1 });
+    let unknown = ResponseError::UnknownTopicOrPartition.code();
+    let meta = match broker.topic(topic) {
+        Ok(Some(meta)) => meta,
+        Ok(None) => return response.with_error_code(unknown),
+        Err(e) => return response.with_error_code(error_code(&ClientError::from(e))),
+    };
+    let Some(p) = u32::try_from(index).ok().filter(|&p| p < meta.partitions) else {
+        return response.with_error_code(unknown);
+    };
+    let found = broker.partition(&meta, p).and_then(|partition| {
+        let log = &partition.log;
+        let snapshot = log.snapshot()?;
+        Ok(match timestamp {
+            -1 => Some((snapshot.log_end_offset, -1)),
+            -2 | -4 => Some((snapshot.log_start_offset, -1)),
+            -3 => with_timestamp(log, &snapshot, log.offset_of_max_timestamp(&snapshot)?)?,
+            // Nothing is tiered.
+            -5 | -6 => None,
+            ts if ts >= 0 => {
+                with_timestamp(log, &snapshot, log.offset_for_timestamp(&snapshot, ts)?)?
+            }
+            _ => {
+                return Err(LocalError::Invalid(format!(
+                    "unknown special timestamp {timestamp}"
+                )));
+            }
+        })
+    });
+    match found {
+        Ok(Some((offset, ts))) => response.with_offset(offset).with_timestamp(ts),
+        Ok(None) => response,
+        Err(LocalError::Invalid(_)) => {
+            response.with_error_code(ResponseError::UnsupportedVersion.code())
+        }
+        Err(e) => response.with_error_code(error_code(&ClientError::from(e))),
+    }
+}
+
+/// The offset with its record's timestamp.
+fn with_timestamp(
+    log: &PartitionLog,
+    snapshot: &Snapshot,
+    offset: Option<i64>,
+) -> Result<Option<(i64, i64)>, LocalError> {
+    let Some(offset) = offset else {
+        return Ok(None);
+    };
+    let bytes = log.read(snapshot, offset, 1)?;
+    let mut timestamp = -1;
+    let mut scratch = Vec::new();
+    if let Some(Ok(batch)) = BatchIter::new(&bytes).next() {
+        let _ = for_each_record(batch, &mut scratch, |r| {
+            if r.offset == offset {
+                timestamp = r.timestamp;
+            }
+            Ok(())
+        });
+    }
+    Ok(Some((offset, timestamp)))
+}

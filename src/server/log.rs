@@ -1,0 +1,91 @@
+//! The server's log lines on stderr, in Kafka's layout (`[time] LEVEL message (logger)`), with
+//! `--quiet` (warnings and errors only) and `--verbose` (every request) levels.
+
+use std::io::Write;
+use std::time::SystemTime;
+
+/// How much the server says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+impl Level {
+    fn name(self) -> &'static str {
+        match self {
+            Level::Debug => "DEBUG",
+            Level::Info => "INFO",
+            Level::Warn => "WARN",
+            Level::Error => "ERROR",
+        }
+    }
+}
+
+/// Writes log lines at or above a level to stderr.
+#[derive(Clone, Copy, Debug)]
+pub struct Logger {
+    min: Level,
+}
+
+impl Logger {
+    pub fn new(min: Level) -> Logger {
+        Logger { min }
+    }
+
+    pub fn enabled(&self, level: Level) -> bool {
+        level >= self.min
+    }
+
+    pub fn debug(&self, msg: &str) {
+        self.write(Level::Debug, msg);
+    }
+
+    pub fn info(&self, msg: &str) {
+        self.write(Level::Info, msg);
+    }
+
+    pub fn warn(&self, msg: &str) {
+        self.write(Level::Warn, msg);
+    }
+
+    pub fn error(&self, msg: &str) {
+        self.write(Level::Error, msg);
+    }
+
+    fn write(&self, level: Level, msg: &str) {
+        if !self.enabled(level) {
+            return;
+        }
+        let line = format!(
+            "[{}] {} [KafkaServer id=kafkit] {msg} (kafkit.server)\n",
+            timestamp(SystemTime::now()),
+            level.name()
+        );
+        // One write per line, so that lines from many threads never interleave; a closed
+        // stderr is not a reason to stop serving.
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    }
+}
+
+/// `2026-12-01 21:00:00,123` (UTC), Kafka's log4j date layout.
+fn timestamp(t: SystemTime) -> String {
+    let iso = humantime::format_rfc3339_millis(t).to_string();
+    // 2026-12-01T21:00:00.123Z
+    iso.trim_end_matches('Z')
+        .replacen('T', " ", 1)
+        .replacen('.', ",", 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kafka_date_layout() {
+        let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(1_700_000_000_123);
+        assert_eq!(timestamp(t), "2023-11-14 22:13:20,123");
+    }
+}

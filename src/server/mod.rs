@@ -1,0 +1,175 @@
+//! `kafka-server-start`: the embedded log served over the Kafka protocol, so that any Kafka
+//! client (Java, librdkafka, Python, JavaScript) can use a kafkit log directory as its local
+//! Kafka while the CLI tools read and write the same directory.
+//!
+//! One node leads every partition. Requests are decoded and responses encoded with the
+//! kafka-protocol crate; the data goes through the embedded log's own code (`local`), so the
+//! server and the tools share one format, one set of locks and one durability rule: a produce
+//! is answered once its data is fdatasync'ed.
+//!
+//! - [`config`]: the broker properties the server reads.
+//! - `broker`: shared state; `connection`: one client; `dispatch`: request routing and
+//!   ApiVersions; `handlers`: one module per API group; `appender`: group commit;
+//!   `sequences`: idempotent producers; `log`: stderr log lines.
+
+mod appender;
+mod broker;
+pub mod config;
+mod connection;
+mod dispatch;
+mod handlers;
+pub mod log;
+mod sequences;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+pub use config::ServerConfig;
+pub use log::{Level, Logger};
+
+use crate::local::LogDir;
+use crate::local::lock::{FileLock, LockMode};
+use broker::Broker;
+
+/// The file a running server holds locked in its log directory, so that a second one is refused.
+const SERVER_LOCK: &str = ".server.lock";
+/// How long in-flight requests get to finish after SIGINT or SIGTERM.
+const DRAIN: Duration = Duration::from_secs(30);
+
+/// Why the server could not start, in one line for the user.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StartError(pub String);
+
+/// Serves `log_dir` until SIGINT or SIGTERM; returns the signal's number once in-flight
+/// requests are answered.
+pub fn run(config: ServerConfig, log_dir: &Path, logger: Logger) -> Result<i32, StartError> {
+    let dir = LogDir::open(log_dir).map_err(|e| {
+        StartError(format!(
+            "cannot use log directory {}: {e}",
+            log_dir.display()
+        ))
+    })?;
+    // Creates the directory (and its format marker) when it is new.
+    drop(dir.lock(LockMode::Shared).map_err(|e| {
+        StartError(format!(
+            "cannot use log directory {}: {e}",
+            log_dir.display()
+        ))
+    })?);
+    let lock_path = log_dir.join(SERVER_LOCK);
+    let _lock = match FileLock::try_acquire(&lock_path, LockMode::Exclusive) {
+        Ok(Some(lock)) => lock,
+        Ok(None) => {
+            return Err(StartError(format!(
+                "another kafka-server-start is serving {}; stop it first or choose another --log-dir",
+                log_dir.display()
+            )));
+        }
+        Err(e) => {
+            return Err(StartError(format!(
+                "cannot lock {}: {e}",
+                lock_path.display()
+            )));
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| StartError(format!("cannot start the server's threads: {e}")))?;
+    runtime.block_on(serve(dir, config, logger))
+}
+
+async fn serve(dir: LogDir, config: ServerConfig, logger: Logger) -> Result<i32, StartError> {
+    let host = if config.listener.host.is_empty() {
+        "0.0.0.0"
+    } else {
+        config.listener.host.as_str()
+    };
+    let wanted = format!("{host}:{}", config.listener.port);
+    let listener = TcpListener::bind(&wanted).await.map_err(|e| {
+        let hint = if e.kind() == std::io::ErrorKind::AddrInUse {
+            "; another server listens there: stop it or choose another port with --override listeners=PLAINTEXT://127.0.0.1:PORT"
+        } else {
+            ""
+        };
+        StartError(format!("cannot listen on {wanted}: {e}{hint}"))
+    })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| StartError(format!("cannot read the listening address: {e}")))?;
+    let advertised = advertised_address(&config, bound);
+    let mut interrupt = signal(SignalKind::interrupt()).map_err(|e| StartError(e.to_string()))?;
+    let mut terminate = signal(SignalKind::terminate()).map_err(|e| StartError(e.to_string()))?;
+    let broker = Arc::new(Broker::new(dir, config, advertised.clone(), logger));
+    broker.log.info(&format!(
+        "Kafka Server started: listening on PLAINTEXT://{bound}, advertised as {}:{}, serving {} (node id {}, cluster id {})",
+        advertised.0,
+        advertised.1,
+        broker.dir.root().display(),
+        broker.config.node_id,
+        broker.cluster_id
+    ));
+    let (stop, stopping) = watch::channel(false);
+    let mut connections = JoinSet::new();
+    let signal = loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    connections.spawn(connection::serve(Arc::clone(&broker), stream, stopping.clone()));
+                }
+                // Out of file descriptors and the like: wait a moment rather than spin.
+                Err(e) => {
+                    broker.log.warn(&format!("Cannot accept a connection: {e}"));
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            },
+            Some(()) = interrupt.recv() => break 2,
+            Some(()) = terminate.recv() => break 15,
+            // Reap finished connections so the set does not grow.
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    };
+    drop(listener);
+    broker
+        .log
+        .info("Shutting down: finishing the requests in flight");
+    let _ = stop.send(true);
+    let drained = tokio::time::timeout(DRAIN, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        broker
+            .log
+            .warn("Some requests did not finish in time; their clients will retry");
+    }
+    broker
+        .log
+        .info("Shut down: every acknowledged record is on disk");
+    Ok(signal)
+}
+
+/// What clients are told to connect to: `advertised.listeners`, else the bound address
+/// (`localhost` for a listener on all interfaces).
+fn advertised_address(config: &ServerConfig, bound: SocketAddr) -> (String, u16) {
+    match &config.advertised {
+        Some((host, port)) => {
+            let host = if host.is_empty() {
+                "localhost".to_string()
+            } else {
+                host.clone()
+            };
+            (host, if *port == 0 { bound.port() } else { *port })
+        }
+        None if bound.ip().is_unspecified() => ("localhost".to_string(), bound.port()),
+        None => (bound.ip().to_string(), bound.port()),
+    }
+}

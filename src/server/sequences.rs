@@ -1,0 +1,217 @@
+//! Idempotent producers' sequence numbers per partition, as a broker checks them: a batch must
+//! continue its producer's sequence, a retried batch (one of the last five) is answered with
+//! the offset it was first written at instead of being written twice, and an older producer
+//! epoch is fenced.
+//!
+//! The state lives in memory: after a restart a producer's next batch is accepted as it comes
+//! and tracking starts again from it.
+
+use std::collections::{HashMap, VecDeque};
+
+use kafka_protocol::ResponseError;
+
+use crate::record::BatchHeader;
+
+/// How many recent batches per producer are remembered for duplicate detection (Kafka's
+/// producers keep at most five requests in flight).
+const RECENT: usize = 5;
+
+/// What to do with a batch.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Write it.
+    Append,
+    /// Already written at this base offset: answer with it, write nothing.
+    Duplicate(i64),
+    /// Refuse it.
+    Refuse(ResponseError, String),
+}
+
+/// One written batch of a producer.
+#[derive(Debug, Clone, Copy)]
+struct Written {
+    first_seq: i32,
+    last_seq: i32,
+    base_offset: i64,
+}
+
+#[derive(Debug, Default)]
+struct Producer {
+    epoch: i16,
+    last_seq: i32,
+    recent: VecDeque<Written>,
+}
+
+/// The producers of one partition.
+#[derive(Debug, Default)]
+pub struct Sequences {
+    producers: HashMap<i64, Producer>,
+}
+
+/// Where the producers of batches checked but not yet written stand, so that several requests
+/// appended together are checked in order.
+pub type Staged = HashMap<i64, (i16, i32)>;
+
+/// The sequence of a batch's last record (sequences wrap from `i32::MAX` to 0, as Kafka's).
+fn last_sequence(h: &BatchHeader) -> i32 {
+    ((h.base_sequence as i64 + h.last_offset_delta as i64) % (i32::MAX as i64 + 1)) as i32
+}
+
+fn next_sequence(seq: i32) -> i32 {
+    if seq == i32::MAX { 0 } else { seq + 1 }
+}
+
+impl Sequences {
+    /// Checks a batch against what was written and what is staged; an accepted batch is staged.
+    pub fn check(&self, staged: &mut Staged, h: &BatchHeader) -> Verdict {
+        if h.producer_id < 0 {
+            return Verdict::Append;
+        }
+        let last_seq = last_sequence(h);
+        let known = self.producers.get(&h.producer_id);
+        if let Some(p) = known
+            && p.epoch == h.producer_epoch
+            && let Some(w) = p
+                .recent
+                .iter()
+                .find(|w| w.first_seq == h.base_sequence && w.last_seq == last_seq)
+        {
+            return Verdict::Duplicate(w.base_offset);
+        }
+        let current = staged
+            .get(&h.producer_id)
+            .copied()
+            .or_else(|| known.map(|p| (p.epoch, p.last_seq)));
+        if let Some((epoch, seq)) = current {
+            if h.producer_epoch < epoch {
+                return Verdict::Refuse(
+                    ResponseError::InvalidProducerEpoch,
+                    format!(
+                        "producer {} epoch {} is older than the current epoch {epoch}",
+                        h.producer_id, h.producer_epoch
+                    ),
+                );
+            }
+            let expected = if h.producer_epoch > epoch {
+                0
+            } else {
+                next_sequence(seq)
+            };
+            if h.base_sequence != expected {
+                return Verdict::Refuse(
+                    ResponseError::OutOfOrderSequenceNumber,
+                    format!(
+                        "out of order sequence number for producer {} at epoch {}: expected {expected}, got {}",
+                        h.producer_id, h.producer_epoch, h.base_sequence
+                    ),
+                );
+            }
+        }
+        staged.insert(h.producer_id, (h.producer_epoch, last_seq));
+        Verdict::Append
+    }
+
+    /// Records a batch written at `base_offset`.
+    pub fn written(&mut self, h: &BatchHeader, base_offset: i64) {
+        if h.producer_id < 0 {
+            return;
+        }
+        let p = self.producers.entry(h.producer_id).or_default();
+        if p.epoch != h.producer_epoch {
+            p.recent.clear();
+        }
+        p.epoch = h.producer_epoch;
+        p.last_seq = last_sequence(h);
+        if p.recent.len() == RECENT {
+            p.recent.pop_front();
+        }
+        p.recent.push_back(Written {
+            first_seq: h.base_sequence,
+            last_seq: p.last_seq,
+            base_offset,
+        });
+    }
+
+    /// Forgets the producers of batches whose append failed: what was written is unknown, so
+    /// their next batches are accepted as they come.
+    pub fn forget(&mut self, producer_ids: impl IntoIterator<Item = i64>) {
+        for id in producer_ids {
+            self.producers.remove(&id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(pid: i64, epoch: i16, seq: i32, count: i32) -> BatchHeader {
+        BatchHeader {
+            base_offset: 0,
+            length: 0,
+            partition_leader_epoch: 0,
+            magic: 2,
+            crc: 0,
+            attributes: 0,
+            last_offset_delta: count - 1,
+            base_timestamp: 0,
+            max_timestamp: 0,
+            producer_id: pid,
+            producer_epoch: epoch,
+            base_sequence: seq,
+            records_count: count,
+        }
+    }
+
+    #[test]
+    fn continues_detects_duplicates_and_gaps() {
+        let mut s = Sequences::default();
+        let mut staged = Staged::new();
+        let first = batch(7, 0, 0, 10);
+        assert_eq!(s.check(&mut staged, &first), Verdict::Append);
+        s.written(&first, 100);
+        staged.clear();
+        // The same batch again (a retry): its first offset, nothing written.
+        assert_eq!(s.check(&mut staged, &first), Verdict::Duplicate(100));
+        // A gap.
+        assert!(matches!(
+            s.check(&mut staged, &batch(7, 0, 11, 1)),
+            Verdict::Refuse(ResponseError::OutOfOrderSequenceNumber, _)
+        ));
+        // The next one, then one staged after it in the same group.
+        assert_eq!(s.check(&mut staged, &batch(7, 0, 10, 5)), Verdict::Append);
+        assert_eq!(s.check(&mut staged, &batch(7, 0, 15, 1)), Verdict::Append);
+        // A new epoch starts at 0; an old one is fenced.
+        assert_eq!(s.check(&mut staged, &batch(7, 1, 0, 1)), Verdict::Append);
+        assert!(matches!(
+            s.check(&mut staged, &batch(7, 0, 16, 1)),
+            Verdict::Refuse(ResponseError::InvalidProducerEpoch, _)
+        ));
+        // No producer id: never checked.
+        assert_eq!(s.check(&mut staged, &batch(-1, -1, -1, 3)), Verdict::Append);
+    }
+
+    #[test]
+    fn sequences_wrap() {
+        let mut s = Sequences::default();
+        let mut staged = Staged::new();
+        let near_end = batch(1, 0, i32::MAX - 1, 3);
+        assert_eq!(s.check(&mut staged, &near_end), Verdict::Append);
+        s.written(&near_end, 0);
+        assert_eq!(s.check(&mut staged, &batch(1, 0, 1, 1)), Verdict::Append);
+    }
+
+    #[test]
+    fn unknown_producer_is_accepted_and_tracked() {
+        let mut s = Sequences::default();
+        let mut staged = Staged::new();
+        let b = batch(9, 3, 42, 1);
+        assert_eq!(s.check(&mut staged, &b), Verdict::Append);
+        s.written(&b, 5);
+        s.forget([9]);
+        assert_eq!(
+            s.check(&mut Staged::new(), &batch(9, 3, 99, 1)),
+            Verdict::Append
+        );
+    }
+}
