@@ -51,57 +51,62 @@ pub struct StartError(pub String);
 /// Serves `log_dir` until SIGINT or SIGTERM; returns the signal's number once in-flight
 /// requests are answered.
 pub fn run(config: ServerConfig, log_dir: &Path, logger: Logger) -> Result<i32, StartError> {
-    let dir = LogDir::open(log_dir).map_err(|e| {
+    let unusable = |e: crate::local::LocalError| {
         StartError(format!(
             "cannot use log directory {}: {e}",
             log_dir.display()
         ))
-    })?;
-    // Creates the directory (and its format marker) when it is new.
-    drop(dir.lock(LockMode::Shared).map_err(|e| {
-        StartError(format!(
-            "cannot use log directory {}: {e}",
-            log_dir.display()
-        ))
-    })?);
-    let lock_path = log_dir.join(SERVER_LOCK);
-    let _lock = match FileLock::try_acquire(&lock_path, LockMode::Exclusive) {
-        Ok(Some(lock)) => lock,
-        Ok(None) => {
-            return Err(StartError(format!(
-                "another kafka-server-start is serving {}; stop it first or choose another --log-dir",
-                log_dir.display()
-            )));
-        }
-        Err(e) => {
-            return Err(StartError(format!(
-                "cannot lock {}: {e}",
-                lock_path.display()
-            )));
-        }
     };
+    // Checked (not created) first, so that a refusal for any reason leaves nothing behind.
+    let dir = LogDir::open(log_dir).map_err(unusable)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| StartError(format!("cannot start the server's threads: {e}")))?;
-    runtime.block_on(serve(dir, config, logger))
+    runtime.block_on(async {
+        let listener = bind(&config).await?;
+        // Creates the directory (and its format marker) when it is new.
+        drop(dir.lock(LockMode::Shared).map_err(unusable)?);
+        let lock_path = log_dir.join(SERVER_LOCK);
+        let _lock = match FileLock::try_acquire(&lock_path, LockMode::Exclusive) {
+            Ok(Some(lock)) => lock,
+            Ok(None) => {
+                return Err(StartError(format!(
+                    "another kafka-server-start is serving {}; stop it first or choose another --log-dir",
+                    log_dir.display()
+                )));
+            }
+            Err(e) => return Err(StartError(format!("cannot lock {}: {e}", lock_path.display()))),
+        };
+        serve(listener, dir, config, logger).await
+    })
 }
 
-async fn serve(dir: LogDir, config: ServerConfig, logger: Logger) -> Result<i32, StartError> {
+/// Listens on the configured address.
+async fn bind(config: &ServerConfig) -> Result<TcpListener, StartError> {
     let host = if config.listener.host.is_empty() {
         "0.0.0.0"
     } else {
         config.listener.host.as_str()
     };
     let wanted = format!("{host}:{}", config.listener.port);
-    let listener = TcpListener::bind(&wanted).await.map_err(|e| {
+    TcpListener::bind(&wanted).await.map_err(|e| {
         let hint = if e.kind() == std::io::ErrorKind::AddrInUse {
             "; another server listens there: stop it or choose another port with --override listeners=PLAINTEXT://127.0.0.1:PORT"
         } else {
             ""
         };
         StartError(format!("cannot listen on {wanted}: {e}{hint}"))
-    })?;
+    })
+}
+
+/// Accepts connections until SIGINT or SIGTERM, then lets them finish.
+async fn serve(
+    listener: TcpListener,
+    dir: LogDir,
+    config: ServerConfig,
+    logger: Logger,
+) -> Result<i32, StartError> {
     let bound = listener
         .local_addr()
         .map_err(|e| StartError(format!("cannot read the listening address: {e}")))?;

@@ -1,0 +1,14 @@
+//! `kafka-server-start` as a user runs it: started on a free port over a temporary log
+//! directory, then used by clients that are not ours (kcat, the Java tools from the Kafka
+//! 4.3.1 jars) and by our own tools, over the network and through `--log-dir` at once.
+//!
+//! - `lifecycle`: the ready line, refusals (port in use, second server, bad property), signals.
+//! - `clients`: kcat and the Java tools produce and consume; one log, two ways in.
+//! - `durability`: kill -9 loses nothing that was acknowledged.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod clients;
+mod durability;
+mod lifecycle;
