@@ -202,3 +202,61 @@ fn write(
     }
     Ok(result.base_offset)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{BatchBuilder, Compression};
+    use crate::server::config::ServerConfig;
+    use crate::server::log::{Level, Logger};
+
+    fn batch(producer: i64, sequence: i32, values: &[&str]) -> (Vec<u8>, Vec<BatchHeader>) {
+        let mut builder = BatchBuilder::new(Compression::None);
+        builder.set_producer(producer, 0, sequence);
+        for v in values {
+            builder.append(1_700_000_000_000, None, Some(v.as_bytes()), &[]);
+        }
+        let bytes = builder.build(0).unwrap();
+        let header = BatchHeader::parse(&bytes).unwrap();
+        (bytes, vec![header])
+    }
+
+    #[test]
+    fn retried_batch_is_answered_with_its_first_offset_and_written_once() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = crate::local::LogDir::open(root.path()).unwrap();
+        dir.create_topic("t", 1, Default::default()).unwrap();
+        let config = ServerConfig::from_properties(&Default::default()).unwrap();
+        let broker = Arc::new(Broker::new(
+            dir,
+            config,
+            ("localhost".into(), 9092),
+            Logger::new(Level::Error),
+        ));
+        let meta = broker.topic("t").unwrap().unwrap();
+        let partition = broker.partition(&meta, 0).unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let (first, h) = batch(5, 0, &["a", "b"]);
+            assert_eq!(
+                append(&broker, &partition, first.clone(), h.clone()).await,
+                Ok(0)
+            );
+            // The same batch again (a producer retrying after a lost answer).
+            assert_eq!(append(&broker, &partition, first, h).await, Ok(0));
+            let (next, h) = batch(5, 2, &["c"]);
+            assert_eq!(append(&broker, &partition, next, h).await, Ok(2));
+            // A gap in the sequence is refused and writes nothing.
+            let (gap, h) = batch(5, 9, &["d"]);
+            assert!(matches!(
+                append(&broker, &partition, gap, h).await,
+                Err((ResponseError::OutOfOrderSequenceNumber, _))
+            ));
+        });
+        let snapshot = partition.log.snapshot().unwrap();
+        assert_eq!(snapshot.log_end_offset, 3);
+    }
+}
