@@ -6,6 +6,7 @@
 //! - `clients`: kcat and the Java tools produce and consume; one log, two ways in.
 //! - `durability`: kill -9 loses nothing that was acknowledged.
 //! - `languages`: kafka-python and kafkajs.
+//! - `same_answers`: our tools print the same through the server as on its directory.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -14,3 +15,4 @@ mod clients;
 mod durability;
 mod languages;
 mod lifecycle;
+mod same_answers;
