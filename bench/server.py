@@ -70,7 +70,9 @@ def timed(cmd):
     start = time.perf_counter()
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     if proc.returncode != 0:
-        sys.exit(f"command failed: {cmd}\n{proc.stderr.decode(errors='replace')}")
+        # The last lines only: kcat prints one per failed record.
+        tail = "\n".join(proc.stderr.decode(errors="replace").splitlines()[-5:])
+        sys.exit(f"command failed: {cmd}\n{tail}")
     return time.perf_counter() - start
 
 
@@ -113,8 +115,12 @@ def main():
                 prefix = b"%d " % i
                 f.write(prefix + line[len(prefix):])
 
+        topics = os.path.join(ROOT, "target", "release", "kafka-topics")
+
         def produce(bootstrap, topic):
-            subprocess.run(["kcat", "-P", "-b", bootstrap, "-t", topic, "-l", "/dev/null"], check=True)
+            # The test broker does not create topics on demand.
+            subprocess.run([topics, "--bootstrap-server", bootstrap, "--create", "--topic", topic],
+                           check=True, capture_output=True)
             return timed(["kcat", "-P", "-b", bootstrap, "-t", topic, "-l", data])
 
         def consume(bootstrap, topic):
