@@ -7,11 +7,13 @@
 //! server and the tools share one format, one set of locks and one durability rule: a produce
 //! is answered once its data is fdatasync'ed.
 //!
-//! - [`config`]: the broker properties the server reads.
+//! - [`config`]: the broker properties the server reads; [`alloc`]: the allocator that keeps a
+//!   hostile element count from aborting the process.
 //! - `broker`: shared state; `connection`: one client; `dispatch`: request routing and
 //!   ApiVersions; `handlers`: one module per API group; `appender`: group commit;
 //!   `sequences`: idempotent producers; `log`: stderr log lines.
 
+pub mod alloc;
 mod appender;
 mod broker;
 pub mod config;

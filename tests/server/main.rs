@@ -5,6 +5,7 @@
 //! - `lifecycle`: the ready line, refusals (port in use, second server, bad property), signals.
 //! - `clients`: kcat and the Java tools produce and consume; one log, two ways in.
 //! - `durability`: kill -9 loses nothing that was acknowledged.
+//! - `hostile`: malformed and hostile requests close their own connection only.
 //! - `languages`: kafka-python and kafkajs.
 //! - `same_answers`: our tools print the same through the server as on its directory.
 
@@ -13,6 +14,7 @@ mod common;
 
 mod clients;
 mod durability;
+mod hostile;
 mod languages;
 mod lifecycle;
 mod same_answers;
