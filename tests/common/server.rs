@@ -46,11 +46,15 @@ impl Server {
         let lines = Arc::clone(&log);
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("listening on PLAINTEXT://").nth(1) {
-                    let address = rest.split(',').next().unwrap_or("").to_string();
+                // Kept before the ready line is announced, so the caller sees it.
+                let address = line
+                    .split("listening on PLAINTEXT://")
+                    .nth(1)
+                    .map(|rest| rest.split(',').next().unwrap_or("").to_string());
+                lines.lock().unwrap().push(line);
+                if let Some(address) = address {
                     let _ = ready.send(address);
                 }
-                lines.lock().unwrap().push(line);
             }
         });
         let deadline = Instant::now() + Duration::from_secs(20);

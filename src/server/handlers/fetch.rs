@@ -15,7 +15,7 @@ use kafka_protocol::ResponseError;
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use kafka_protocol::messages::{FetchRequest, FetchResponse, TopicName};
 
-use super::{blocking, error_code, str_bytes};
+use super::{blocking, error_code, served_partition, str_bytes};
 use crate::client::ClientError;
 use crate::server::broker::Broker;
 
@@ -111,16 +111,11 @@ fn read_partition(
         .with_aborted_transactions(Some(Vec::new()))
         .with_records(Some(Bytes::new()));
     let failed = |code: i16| empty.clone().with_error_code(code);
-    let meta = match broker.topic(topic) {
-        Ok(Some(meta)) => meta,
-        Ok(None) => return failed(ResponseError::UnknownTopicOrPartition.code()),
-        Err(e) => return failed(error_code(&ClientError::from(e))),
+    let partition = match served_partition(broker, topic, index) {
+        Ok((_, partition)) => partition,
+        Err((kind, _)) => return failed(kind.code()),
     };
-    let Some(p) = u32::try_from(index).ok().filter(|&p| p < meta.partitions) else {
-        return failed(ResponseError::UnknownTopicOrPartition.code());
-    };
-    let read = broker.partition(&meta, p).and_then(|partition| {
-        let snapshot = partition.log.snapshot()?;
+    let read = partition.log.snapshot().and_then(|snapshot| {
         let records = if room == 0 {
             Vec::new()
         } else {

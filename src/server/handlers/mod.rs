@@ -27,10 +27,10 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
-use super::broker::Broker;
+use super::broker::{Broker, ServedPartition};
 use super::dispatch::api_versions_response;
 use crate::client::ClientError;
-use crate::local::LocalError;
+use crate::local::{LocalError, TopicMeta};
 
 /// Runs file work on a blocking thread.
 pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
@@ -54,6 +54,38 @@ pub fn error_code(e: &ClientError) -> i16 {
             _ => ResponseError::UnknownServerError.code(),
         },
     }
+}
+
+/// Why a request's partition cannot be served: the error to answer with, and a message.
+pub type Refusal = (ResponseError, String);
+
+/// The partition a request names, with its topic's metadata; UNKNOWN_TOPIC_OR_PARTITION for
+/// a topic or partition that does not exist, KAFKA_STORAGE_ERROR (or the error's own kind)
+/// when the log directory cannot be read.
+pub fn served_partition(
+    broker: &Broker,
+    topic: &str,
+    index: i32,
+) -> Result<(TopicMeta, Arc<ServedPartition>), Refusal> {
+    let storage = |e: LocalError| {
+        let e = ClientError::from(e);
+        let kind = ResponseError::try_from_code(error_code(&e))
+            .unwrap_or(ResponseError::KafkaStorageError);
+        (kind, e.to_string())
+    };
+    let unknown = || {
+        (
+            ResponseError::UnknownTopicOrPartition,
+            "This server does not host this topic-partition.".to_string(),
+        )
+    };
+    let meta = broker.topic(topic).map_err(storage)?.ok_or_else(unknown)?;
+    let p = u32::try_from(index)
+        .ok()
+        .filter(|&p| p < meta.partitions)
+        .ok_or_else(unknown)?;
+    let partition = broker.partition(&meta, p).map_err(storage)?;
+    Ok((meta, partition))
 }
 
 /// A string for a response field.

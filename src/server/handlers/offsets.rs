@@ -10,7 +10,7 @@ use kafka_protocol::messages::list_offsets_response::{
 };
 use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse, TopicName};
 
-use super::{blocking, error_code, str_bytes};
+use super::{blocking, error_code, served_partition, str_bytes};
 use crate::client::ClientError;
 use crate::local::{LocalError, PartitionLog, Snapshot};
 use crate::record::{BatchIter, for_each_record};
@@ -56,34 +56,11 @@ fn answer(
         .with_offset(-1)
         // The field exists from v4; setting it below is an encoding error.
         .with_leader_epoch(if version >= 4 { 0 } else { -1 });
-    let unknown = ResponseError::UnknownTopicOrPartition.code();
-    let meta = match broker.topic(topic) {
-        Ok(Some(meta)) => meta,
-        Ok(None) => return response.with_error_code(unknown),
-        Err(e) => return response.with_error_code(error_code(&ClientError::from(e))),
+    let partition = match served_partition(broker, topic, index) {
+        Ok((_, partition)) => partition,
+        Err((kind, _)) => return response.with_error_code(kind.code()),
     };
-    let Some(p) = u32::try_from(index).ok().filter(|&p| p < meta.partitions) else {
-        return response.with_error_code(unknown);
-    };
-    let found = broker.partition(&meta, p).and_then(|partition| {
-        let log = &partition.log;
-        let snapshot = log.snapshot()?;
-        Ok(match timestamp {
-            -1 => Some((snapshot.log_end_offset, -1)),
-            -2 | -4 => Some((snapshot.log_start_offset, -1)),
-            -3 => with_timestamp(log, &snapshot, log.offset_of_max_timestamp(&snapshot)?)?,
-            // Nothing is tiered.
-            -5 | -6 => None,
-            ts if ts >= 0 => {
-                with_timestamp(log, &snapshot, log.offset_for_timestamp(&snapshot, ts)?)?
-            }
-            _ => {
-                return Err(LocalError::Invalid(format!(
-                    "unknown special timestamp {timestamp}"
-                )));
-            }
-        })
-    });
+    let found = lookup(&partition.log, timestamp);
     match found {
         Ok(Some((offset, ts))) => response.with_offset(offset).with_timestamp(ts),
         Ok(None) => response,
@@ -92,6 +69,25 @@ fn answer(
         }
         Err(e) => response.with_error_code(error_code(&ClientError::from(e))),
     }
+}
+
+/// The offset (with its record's timestamp, for a time) that a ListOffsets timestamp names;
+/// `Invalid` for a negative value that names nothing.
+fn lookup(log: &PartitionLog, timestamp: i64) -> Result<Option<(i64, i64)>, LocalError> {
+    let snapshot = log.snapshot()?;
+    Ok(match timestamp {
+        -1 => Some((snapshot.log_end_offset, -1)),
+        -2 | -4 => Some((snapshot.log_start_offset, -1)),
+        -3 => with_timestamp(log, &snapshot, log.offset_of_max_timestamp(&snapshot)?)?,
+        // Nothing is tiered.
+        -5 | -6 => None,
+        ts if ts >= 0 => with_timestamp(log, &snapshot, log.offset_for_timestamp(&snapshot, ts)?)?,
+        _ => {
+            return Err(LocalError::Invalid(format!(
+                "unknown special timestamp {timestamp}"
+            )));
+        }
+    })
 }
 
 /// The offset with its record's timestamp.

@@ -10,14 +10,13 @@ use kafka_protocol::ResponseError;
 use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 
-use super::{blocking, error_code, str_bytes};
-use crate::client::ClientError;
+use super::{Refusal, blocking, served_partition, str_bytes};
 use crate::record::{BatchHeader, verify_crc};
 use crate::server::appender::{self, Appended};
 use crate::server::broker::{Broker, ServedPartition};
 
 /// A partition's part of the request, checked: where to append and what.
-type Checked = Result<(Arc<ServedPartition>, Vec<u8>, Vec<BatchHeader>), (ResponseError, String)>;
+type Checked = Result<(Arc<ServedPartition>, Vec<u8>, Vec<BatchHeader>), Refusal>;
 
 pub async fn handle(
     broker: &Arc<Broker>,
@@ -106,26 +105,9 @@ fn partition_response(index: i32, appended: Appended) -> PartitionProduceRespons
 
 /// Looks up the partition and checks its batches.
 fn check(broker: &Broker, topic: &str, index: i32, records: Option<Bytes>) -> Checked {
-    let unknown = || {
-        (
-            ResponseError::UnknownTopicOrPartition,
-            "This server does not host this topic-partition.".to_string(),
-        )
-    };
-    let storage = |e: crate::local::LocalError| {
-        let e = ClientError::from(e);
-        let code = ResponseError::try_from_code(error_code(&e))
-            .unwrap_or(ResponseError::KafkaStorageError);
-        (code, e.to_string())
-    };
-    let meta = broker.topic(topic).map_err(storage)?.ok_or_else(unknown)?;
-    let p = u32::try_from(index)
-        .ok()
-        .filter(|&p| p < meta.partitions)
-        .ok_or_else(unknown)?;
+    let (meta, partition) = served_partition(broker, topic, index)?;
     let records = records.unwrap_or_default();
     let headers = check_batches(&records, broker.max_batch_bytes(&meta))?;
-    let partition = broker.partition(&meta, p).map_err(storage)?;
     Ok((partition, records.to_vec(), headers))
 }
 
