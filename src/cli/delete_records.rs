@@ -58,8 +58,8 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     // Kafka reads the file as UTF-8, replacing what is not.
     let bytes = std::fs::read(path).with_context(|| format!("Unable to read file {path}"))?;
     let offsets = offset_json::parse(&String::from_utf8_lossy(&bytes)).map_err(|e| anyhow!(e))?;
-    emit("Executing records delete operation\n")?;
     let mut client = open_client(m, command_config.as_ref())?;
+    emit("Executing records delete operation\n")?;
     let answers = client.delete_records(&offsets)?;
     // Kafka's TopicPartition text, "topic-partition", sorted as text.
     let mut rows: Vec<(String, String)> = answers
