@@ -75,6 +75,37 @@ def interleaved(runs, *cases):
     return [(statistics.median(r[0] for r in rs), max(r[1] for r in rs)) for rs in results]
 
 
+def java_command():
+    """Resolves the Kafka jars; returns java(cls, *args), a Java tool's command line as
+    kafka-broker.sh tool runs it (without the script)."""
+    libs = run(["bash", SCRIPT, "libs"]).strip()
+    log_config = os.path.join(os.path.dirname(libs), "config", "tools-log4j2.properties")
+
+    def java(cls, *tool_args):
+        return ["java", *TOOL_JVM, "-cp", os.path.join(libs, "*"),
+                "-Dlog4j2.configurationFile=" + log_config, cls, *tool_args]
+
+    return java
+
+
+def start_broker(work):
+    """Starts a broker in work/broker, which dies with this script however it ends; returns
+    (bootstrap address, broker directory)."""
+    broker_dir = os.path.join(work, "broker")
+    env = dict(os.environ, KAFKIT_BROKER_OWNER=str(os.getpid()))
+    proc = subprocess.run(["bash", SCRIPT, "start", broker_dir], env=env, capture_output=True)
+    if proc.returncode != 0:
+        sys.exit(f"the broker did not start:\n{proc.stderr.decode(errors='replace')}")
+    # `start` prints the bootstrap address, then the broker's directory.
+    return proc.stdout.decode().splitlines()[0].strip(), broker_dir
+
+
+def stop_broker(broker_dir):
+    """Stops a broker start_broker started (nothing for None)."""
+    if broker_dir is not None:
+        subprocess.run(["bash", SCRIPT, "stop", broker_dir], capture_output=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
@@ -84,13 +115,7 @@ def main():
     if shutil.which("kcat") is None:
         sys.exit("kcat is needed for the baselines (apt-get install kcat)")
     subprocess.run(["cargo", "build", "--release", "--locked", "--quiet"], cwd=ROOT, check=True)
-    libs = run(["bash", SCRIPT, "libs"]).strip()
-    log_config = os.path.join(os.path.dirname(libs), "config", "tools-log4j2.properties")
-
-    def java(cls, *tool_args):
-        """A Java tool's command line, as kafka-broker.sh tool runs it (without the script)."""
-        return ["java", *TOOL_JVM, "-cp", os.path.join(libs, "*"),
-                "-Dlog4j2.configurationFile=" + log_config, cls, *tool_args]
+    java = java_command()
 
     work = tempfile.mkdtemp(prefix="kafkit-bench-remote-")
     broker_dir = None
@@ -98,14 +123,7 @@ def main():
         if args.bootstrap_server:
             bootstrap = args.bootstrap_server
         else:
-            broker_dir = os.path.join(work, "broker")
-            # The broker dies with this script, however it ends.
-            env = dict(os.environ, KAFKIT_BROKER_OWNER=str(os.getpid()))
-            proc = subprocess.run(["bash", SCRIPT, "start", broker_dir], env=env, capture_output=True)
-            if proc.returncode != 0:
-                sys.exit(f"the broker did not start:\n{proc.stderr.decode(errors='replace')}")
-            # `start` prints the bootstrap address, then the broker's directory.
-            bootstrap = proc.stdout.decode().splitlines()[0].strip()
+            bootstrap, broker_dir = start_broker(work)
 
         data = os.path.join(work, "input.txt")
         line = ("x" * 99 + "\n").encode()
@@ -191,8 +209,7 @@ def main():
               f"(target <= 64 MB) {'ok' if worst * 1.048576 <= 64 else 'MISSED'}")
         print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end")
     finally:
-        if broker_dir is not None:
-            subprocess.run(["bash", SCRIPT, "stop", broker_dir], capture_output=True)
+        stop_broker(broker_dir)
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -1,8 +1,9 @@
 //! The tools' command lines: clap definitions, Kafka's validation and messages, output.
 //!
 //! - [`topics`], [`producer`], [`consumer`], [`groups`], [`get_offsets`],
-//!   [`broker_api_versions`], [`configs`]: one module per tool, each with `command()` (the clap definition)
-//!   and `main()`.
+//!   [`broker_api_versions`], [`configs`], [`delete_records`]: one module per tool, each with
+//!   `command()` (the clap definition) and `main()`.
+//! - `exceptions`: Kafka's exception texts for error codes, as its tools print them.
 //! - [`dump_log`]: `kafka-dump-log`, which reads segment files directly (no client, no
 //!   connection options).
 //! - [`server_start`]: `kafka-server-start`, the embedded log served over the Kafka protocol.
@@ -20,7 +21,9 @@ pub mod broker_api_versions;
 pub mod client_config;
 pub mod configs;
 pub mod consumer;
+pub mod delete_records;
 pub mod dump_log;
+pub(crate) mod exceptions;
 pub mod formatter;
 pub mod get_offsets;
 pub mod groups;
@@ -234,6 +237,7 @@ pub fn tool_commands() -> Vec<clap::Command> {
         get_offsets::command(),
         broker_api_versions::command(),
         configs::command(),
+        delete_records::command(),
     ]
     .into_iter()
     .map(with_common_args)

@@ -13,6 +13,7 @@
 //! - [`groups`]: consumer-group admin: list, describe, reset offsets, delete.
 //! - [`offsets`]: partition offsets: earliest, latest, max timestamp, by time.
 //! - [`producer`]: the producer: one accumulator, batches handed to either backend.
+//! - [`records`]: deleting records below an offset (DeleteRecords).
 //! - [`topics`]: topic admin: list, describe, configs, create, add partitions, delete.
 //! - [`topic_name`], [`topic_config`]: Kafka's topic-name rules and topic configs;
 //!   [`topic_pattern`]: topic patterns in Java's regex syntax.
@@ -25,6 +26,7 @@ pub mod error;
 pub mod groups;
 pub mod offsets;
 pub mod producer;
+pub mod records;
 pub mod topic_config;
 pub mod topic_name;
 pub mod topic_pattern;

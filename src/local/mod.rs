@@ -6,6 +6,7 @@
 //! - [`partition`]: one partition's log: append, recovery, snapshot, read, retention.
 //! - [`producer`], [`write_behind`]: the producer's writer: batches gathered per partition and
 //!   written (one write and fdatasync per partition) on a thread while the next are built.
+//! - [`records`]: DeleteRecords, answering as a one-broker cluster.
 //! - [`segment`]: segment file names and batch-by-batch validation of `.log` files.
 //! - [`index`]: Kafka's sparse `.index` and `.timeindex` files.
 //! - [`error`], [`lock`]: the error type and `flock` locks with a deadline.
@@ -19,6 +20,7 @@ pub mod lock;
 pub mod logdir;
 pub mod partition;
 pub mod producer;
+pub mod records;
 pub mod segment;
 pub mod warnings;
 pub mod write_behind;

@@ -180,6 +180,7 @@ impl RemoteError {
 /// others fall back to the code's name.
 fn description(code: i16) -> Option<&'static str> {
     Some(match code {
+        1 => "The requested offset is not within the range of offsets maintained by the server.",
         2 => {
             "This message has failed its CRC checksum, exceeds the valid size, has a null key for a compacted topic, or is otherwise corrupt."
         }
@@ -207,6 +208,7 @@ fn description(code: i16) -> Option<&'static str> {
         45 => "The broker received an out of order sequence number.",
         47 => "Producer attempted to produce with an old epoch.",
         56 => "Disk error when trying to access log file on the disk.",
+        44 => "Request parameters do not satisfy the configured policy.",
         87 => "This record has failed the validation on broker and hence will be rejected.",
         36 => "Topic with this name already exists.",
         37 => "Number of partitions is below 1.",

@@ -219,38 +219,14 @@ impl Client {
         tps: &[Tp],
         timestamp: i64,
     ) -> Result<HashMap<Tp, Result<Option<i64>>>> {
-        let mut topics: Vec<String> = tps.iter().map(|tp| tp.0.clone()).collect();
-        topics.sort();
-        topics.dedup();
-        let meta = self.metadata(Some(&topics)).await?;
-        let mut leaders: HashMap<Tp, i32> = HashMap::new();
-        for t in &meta.topics {
-            for p in &t.partitions {
-                leaders.insert((t.name.clone(), p.partition), p.leader);
-            }
-        }
+        let leaders = self.leaders(tps).await?;
         let mut out = HashMap::new();
-        let mut by_leader: BTreeMap<i32, Vec<&Tp>> = BTreeMap::new();
-        for tp in tps {
-            match leaders.get(tp) {
-                Some(l) if *l >= 0 => by_leader.entry(*l).or_default().push(tp),
-                Some(_) => {
-                    out.insert(tp.clone(), Err(RemoteError::broker(5, None)));
-                }
-                None => {
-                    out.insert(tp.clone(), Err(RemoteError::broker(3, None)));
-                }
-            }
+        for (tp, code) in leaders.leaderless {
+            out.insert(tp, Err(RemoteError::broker(code, None)));
         }
         let config = self.conn.config().clone();
         let timeout_ms = i32::try_from(config.request_timeout.as_millis()).unwrap_or(i32::MAX);
-        for (leader, tps) in by_leader {
-            let Some(b) = meta.brokers.iter().find(|b| b.id == leader) else {
-                for tp in tps {
-                    out.insert(tp.clone(), Err(RemoteError::broker(5, None)));
-                }
-                continue;
-            };
+        for (b, tps) in leaders.by_leader {
             let mut conn = connect_broker(b.id, &b.host, b.port, &config).await?;
             let version = conn.version::<ListOffsetsRequest>()?;
             let needed = list_offsets_min_version(timestamp);
@@ -264,7 +240,7 @@ impl Client {
                             conn.addr()
                         )),
                     );
-                    out.insert(tp.clone(), Err(error));
+                    out.insert(tp, Err(error));
                 }
                 continue;
             }

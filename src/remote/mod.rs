@@ -17,6 +17,8 @@
 //!      CreatePartitions, DeleteTopics).
 //!    - [`configs`]: DescribeConfigs with synonyms and IncrementalAlterConfigs for any entity.
 //!    - [`brokers`]: every broker's ApiVersions, annotated with kafkit's use of each API.
+//!    - [`leaders`]: which broker leads each partition; [`records`]: DeleteRecords at the
+//!      leaders.
 //!    - [`produce`]: the producer: leader routing, InitProducerId, Produce with retries.
 //!    - [`error`]: [`RemoteError`], one line per failure, naming the broker.
 //!
@@ -30,10 +32,12 @@ mod coordinator;
 pub mod error;
 pub(crate) mod fetch;
 mod groups;
+mod leaders;
 pub(crate) mod membership;
 pub(crate) mod net;
 mod produce;
 pub(crate) mod protocol;
+mod records;
 
 pub use admin::{Client, ClusterMetadata, PartitionInfo, TopicInfo, TopicOutcome};
 pub use error::RemoteError;
@@ -174,6 +178,14 @@ impl Cluster {
     ) -> Result<std::collections::HashMap<Tp, Result<Option<i64>>>> {
         self.runtime
             .block_on(self.client.list_offsets(tps, timestamp))
+    }
+
+    /// See [`Client::delete_records`].
+    pub fn delete_records(
+        &mut self,
+        offsets: &[(Tp, i64)],
+    ) -> Result<std::collections::HashMap<Tp, Result<i64>>> {
+        self.runtime.block_on(self.client.delete_records(offsets))
     }
 
     /// See [`Client::broker_api_versions`].

@@ -10,6 +10,7 @@ mod broker_api_versions;
 mod configs;
 mod consumer;
 mod consumer_group;
+mod delete_records;
 mod dump_log;
 mod get_offsets;
 mod groups;

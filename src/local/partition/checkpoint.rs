@@ -1,6 +1,6 @@
 //! The partition's checkpoints, one offset each:
-//! - `log-start-offset`: the first offset still held after retention, written atomically and
-//!   durably, read by snapshots and by retention;
+//! - `log-start-offset`: the first offset still held after retention or DeleteRecords, written
+//!   atomically and durably, read by snapshots, retention and DeleteRecords;
 //! - `recovery-point`: the offset below which every batch was fdatasync'ed and acknowledged,
 //!   as Kafka's recovery point. Damage below it is damage to acknowledged data (an error);
 //!   damage at or above it is the torn tail of an interrupted append (cut back).

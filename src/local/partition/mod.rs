@@ -7,8 +7,10 @@
 //! - `.lock`: permanent `flock` file. Writers (append, retention) hold it exclusively for the
 //!   whole check-tail, write, fdatasync sequence; readers hold it shared only while taking a
 //!   [`Snapshot`], then read without it.
-//! - `log-start-offset`: `0\n<offset>\n`, the first offset still held after retention, written
-//!   as tmp, fsync, rename, directory fsync. Missing means "the first segment's base offset".
+//! - `log-start-offset`: `0\n<offset>\n`, the first offset still held after retention or
+//!   DeleteRecords, written as tmp, fsync, rename, directory fsync. Missing means "the first
+//!   segment's base offset". It may lie inside a segment (after DeleteRecords): readers skip
+//!   the records below it.
 //! - `partition.metadata` (the topic code's), `*.tmp` and anything else: ignored. A `.log` file
 //!   with a malformed name is an error (see `super::segment::list_segments`).
 //!
@@ -40,6 +42,7 @@
 //! - `read`: snapshots, reads of whole batches, the offset for a timestamp.
 //! - `max_timestamp`: the offset of the record with the greatest timestamp.
 //! - `retention`: `retention.ms` and `retention.bytes`.
+//! - `delete_records`: Kafka's DeleteRecords, moving the log start offset up.
 //! - `repair`: the explicit cut back to before the first damage (`kafka-topics --repair`).
 //! - `checkpoint`: the `log-start-offset` file.
 //! - `stamp`: a snapshot's view of the files, for telling cheaply that nothing changed.
@@ -48,8 +51,10 @@
 mod active;
 mod append;
 pub use append::KeptTail;
+pub use delete_records::HIGH_WATERMARK;
 pub use repair::{Cut, RepairReport};
 mod checkpoint;
+mod delete_records;
 mod hints;
 mod max_timestamp;
 mod read;

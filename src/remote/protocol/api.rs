@@ -9,9 +9,9 @@ use kafka_protocol::messages::{
     ApiKey, ApiVersionsRequest, ApiVersionsResponse, ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
     CreatePartitionsRequest, CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse,
-    DeleteGroupsRequest, DeleteGroupsResponse, DeleteTopicsRequest, DeleteTopicsResponse,
-    DescribeClusterRequest, DescribeClusterResponse, DescribeConfigsRequest,
-    DescribeConfigsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
+    DeleteGroupsRequest, DeleteGroupsResponse, DeleteRecordsRequest, DeleteRecordsResponse,
+    DeleteTopicsRequest, DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse,
+    DescribeConfigsRequest, DescribeConfigsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
     DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse, FetchRequest, FetchResponse,
     FindCoordinatorRequest, FindCoordinatorResponse, HeartbeatRequest, HeartbeatResponse,
     IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse, InitProducerIdRequest,
@@ -84,6 +84,7 @@ apis! {
     Metadata: MetadataRequest => MetadataResponse;
     CreateTopics: CreateTopicsRequest => CreateTopicsResponse;
     DeleteTopics: DeleteTopicsRequest => DeleteTopicsResponse;
+    DeleteRecords: DeleteRecordsRequest => DeleteRecordsResponse;
     DescribeConfigs: DescribeConfigsRequest => DescribeConfigsResponse;
     CreatePartitions: CreatePartitionsRequest => CreatePartitionsResponse;
     IncrementalAlterConfigs: IncrementalAlterConfigsRequest => IncrementalAlterConfigsResponse;

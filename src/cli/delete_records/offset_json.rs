@@ -1,0 +1,303 @@
+//! The `--offset-json-file` format of `kafka-delete-records`:
+//!
+//! ```text
+//! {"partitions": [{"topic": "foo", "partition": 1, "offset": 1}], "version": 1}
+//! ```
+//!
+//! read as Kafka's `DeleteRecordsCommand` reads it (Jackson, then Kafka's `DecodeJson`), with
+//! its messages: `version` is optional (1, the only one) and must be an int; each entry needs a
+//! string `topic`, an int `partition` and a long `offset`; unknown fields are ignored, and so is
+//! anything after the first JSON value. A value of the wrong type is echoed in the message as
+//! Jackson prints it (compact JSON, doubles as Java prints them), except that an object's keys
+//! come sorted (Jackson: in the file's order).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The offset to delete below, per partition.
+pub type Offsets = BTreeMap<(String, i32), i64>;
+
+/// Reads the file's text; the error is Kafka's message.
+pub fn parse(text: &str) -> Result<Offsets, String> {
+    // Jackson reads blank text as a missing value, which prints as nothing; only empty text is
+    // refused as not JSON.
+    if !text.is_empty() && text.trim_matches([' ', '\t', '\n', '\r']).is_empty() {
+        return Err("Expected JSON object, received ".to_string());
+    }
+    // Jackson reads one value and ignores what follows it, as serde_json does when the
+    // deserializer is not asked to reach the end.
+    let mut de = serde_json::Deserializer::from_str(text);
+    let root = Value::deserialize(&mut de)
+        .map_err(|_| "The input string is not a valid JSON".to_string())?;
+    let root = object(&root)?;
+    let version = match root.get("version") {
+        Some(v) => int(v)?,
+        None => 1,
+    };
+    if version != 1 {
+        return Err(format!("Not supported version field value {version}"));
+    }
+    let partitions = root
+        .get("partitions")
+        .ok_or_else(|| "Missing partitions field".to_string())?;
+    let Value::Array(entries) = partitions else {
+        return Err(expected("JSON array", partitions));
+    };
+    let mut offsets: BTreeMap<(String, i32), Vec<i64>> = BTreeMap::new();
+    for entry in entries {
+        let entry = object(entry)?;
+        let topic = match field(entry, "topic")? {
+            Value::String(s) => s.clone(),
+            other => return Err(expected_value("String", other)),
+        };
+        let partition = int(field(entry, "partition")?)?;
+        let offset = long(field(entry, "offset")?)?;
+        offsets.entry((topic, partition)).or_default().push(offset);
+    }
+    let duplicates: Vec<String> = offsets
+        .iter()
+        .filter(|(_, o)| o.len() > 1)
+        .map(|((t, p), _)| format!("{t}-{p}"))
+        .collect();
+    if !duplicates.is_empty() {
+        return Err(format!(
+            "Offset json file contains duplicate topic partitions: {}",
+            duplicates.join(",")
+        ));
+    }
+    Ok(offsets.into_iter().map(|(tp, o)| (tp, o[0])).collect())
+}
+
+fn object(v: &Value) -> Result<&serde_json::Map<String, Value>, String> {
+    v.as_object().ok_or_else(|| expected("JSON object", v))
+}
+
+fn field<'a>(entry: &'a serde_json::Map<String, Value>, name: &str) -> Result<&'a Value, String> {
+    entry
+        .get(name)
+        .ok_or_else(|| format!("No such field exists: `{name}`"))
+}
+
+/// Kafka's `DecodeInteger`: an integer that fits in 32 bits.
+fn int(v: &Value) -> Result<i32, String> {
+    v.as_i64()
+        .and_then(|n| i32::try_from(n).ok())
+        .ok_or_else(|| expected_value("Integer", v))
+}
+
+/// Kafka's `DecodeLong`: an integer that fits in 64 bits (not a number with a fraction or an
+/// exponent, which Jackson reads as a double).
+fn long(v: &Value) -> Result<i64, String> {
+    v.as_i64().ok_or_else(|| expected_value("Long", v))
+}
+
+/// `JsonValue.asJsonObject`/`asJsonArray`'s message.
+fn expected(what: &str, v: &Value) -> String {
+    format!("Expected {what}, received {}", jackson(v))
+}
+
+/// `DecodeJson`'s message for a value of the wrong type.
+fn expected_value(what: &str, v: &Value) -> String {
+    format!("Expected `{what}` value, received {}", jackson(v))
+}
+
+/// A value as Jackson's `JsonNode.toString()` prints it: compact JSON, control characters
+/// escaped with upper-case hex, doubles as Java's `Double.toString`.
+fn jackson(v: &Value) -> String {
+    let mut out = String::new();
+    write_value(v, &mut out);
+    out
+}
+
+fn write_value(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => out.push_str(&i.to_string()),
+            (None, Some(u), _) => out.push_str(&u.to_string()),
+            (None, None, Some(f)) => out.push_str(&java_double(f)),
+            _ => out.push_str(&n.to_string()),
+        },
+        Value::String(s) => write_string(s, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_string(k, out);
+                out.push(':');
+                write_value(item, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Java's `Double.toString`: plain decimals from 10^-3 up to 10^7, else `d.dddEn`; always a
+/// digit after the point.
+fn java_double(f: f64) -> String {
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.to_string();
+    }
+    let sign = if f < 0.0 { "-" } else { "" };
+    // The shortest digits that read back as `f`, and the exponent of the first.
+    let sci = format!("{:e}", f.abs());
+    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let body = if (1e-3..1e7).contains(&f.abs()) {
+        let point = exponent + 1;
+        if point <= 0 {
+            format!("0.{}{digits}", "0".repeat((-point) as usize))
+        } else if point as usize >= digits.len() {
+            format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
+        } else {
+            let (int, frac) = digits.split_at(point as usize);
+            format!("{int}.{frac}")
+        }
+    } else {
+        let (first, rest) = digits.split_at(1);
+        let rest = if rest.is_empty() { "0" } else { rest };
+        format!("{first}.{rest}E{exponent}")
+    };
+    format!("{sign}{body}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offsets(pairs: &[(&str, i32, i64)]) -> Offsets {
+        pairs
+            .iter()
+            .map(|(t, p, o)| ((t.to_string(), *p), *o))
+            .collect()
+    }
+
+    #[test]
+    fn kafkas_format_reads() {
+        let text = r#"{"partitions":[{"topic":"t","partition":0,"offset":10},
+            {"topic":"t","partition":1,"offset":-1,"extra":true}],"version":1}"#;
+        assert_eq!(parse(text).unwrap(), offsets(&[("t", 0, 10), ("t", 1, -1)]));
+        // No version is version 1; anything after the first value is ignored, as by Jackson.
+        assert_eq!(
+            parse(r#"{"partitions":[]} trailing"#).unwrap(),
+            Offsets::new()
+        );
+    }
+
+    #[test]
+    fn errors_are_kafkas() {
+        for (text, message) in [
+            ("", "The input string is not a valid JSON"),
+            (" \n", "Expected JSON object, received "),
+            ("nope", "The input string is not a valid JSON"),
+            ("[1,2]", "Expected JSON object, received [1,2]"),
+            (r#"{"version":1}"#, "Missing partitions field"),
+            (
+                r#"{"partitions":[],"version":2}"#,
+                "Not supported version field value 2",
+            ),
+            (
+                r#"{"partitions":[],"version":"1"}"#,
+                "Expected `Integer` value, received \"1\"",
+            ),
+            (
+                r#"{"partitions":[],"version":null}"#,
+                "Expected `Integer` value, received null",
+            ),
+            (
+                r#"{"partitions":{"topic":"t"}}"#,
+                "Expected JSON array, received {\"topic\":\"t\"}",
+            ),
+            (r#"{"partitions":[1]}"#, "Expected JSON object, received 1"),
+            (
+                r#"{"partitions":[{"partition":0,"offset":1}]}"#,
+                "No such field exists: `topic`",
+            ),
+            (
+                r#"{"partitions":[{"topic":5,"partition":0,"offset":1}]}"#,
+                "Expected `String` value, received 5",
+            ),
+            (
+                r#"{"partitions":[{"topic":"t","partition":"0","offset":1}]}"#,
+                "Expected `Integer` value, received \"0\"",
+            ),
+            (
+                r#"{"partitions":[{"topic":"t","partition":2147483648,"offset":1}]}"#,
+                "Expected `Integer` value, received 2147483648",
+            ),
+            (
+                r#"{"partitions":[{"topic":"t","partition":0,"offset":1.5}]}"#,
+                "Expected `Long` value, received 1.5",
+            ),
+            (
+                r#"{"partitions":[{"topic":"t","partition":0,"offset":9223372036854775808}]}"#,
+                "Expected `Long` value, received 9223372036854775808",
+            ),
+            (
+                r#"{"partitions":[{"topic":"t","partition":0}]}"#,
+                "No such field exists: `offset`",
+            ),
+            (
+                r#"{"partitions":[{"topic":"t\n","partition":0,"offset":[1e20,0.001,"\u0001"]}]}"#,
+                "Expected `Long` value, received [1.0E20,0.001,\"\\u0001\"]",
+            ),
+            (
+                r#"{"partitions":[{"topic":"b","partition":1,"offset":1},{"topic":"a","partition":0,"offset":1},{"topic":"b","partition":1,"offset":2},{"topic":"a","partition":0,"offset":1}]}"#,
+                "Offset json file contains duplicate topic partitions: a-0,b-1",
+            ),
+        ] {
+            assert_eq!(parse(text), Err(message.to_string()), "{text}");
+        }
+    }
+
+    #[test]
+    fn doubles_print_as_java_prints_them() {
+        for (f, java) in [
+            (1.5, "1.5"),
+            (100.0, "100.0"),
+            (1e7, "1.0E7"),
+            (1234567.0, "1234567.0"),
+            (0.001, "0.001"),
+            (0.0001, "1.0E-4"),
+            (-2.5e-10, "-2.5E-10"),
+            (0.0, "0.0"),
+            (123.456, "123.456"),
+        ] {
+            assert_eq!(java_double(f), java, "{f}");
+        }
+    }
+}
