@@ -47,6 +47,7 @@ pub fn served() -> Vec<(ApiKey, i16, i16)> {
         range::<IncrementalAlterConfigsRequest>(ApiKey::IncrementalAlterConfigs, i16::MAX),
         range::<DescribeClusterRequest>(ApiKey::DescribeCluster, i16::MAX),
         range::<DescribeTopicPartitionsRequest>(ApiKey::DescribeTopicPartitions, i16::MAX),
+        range::<DeleteRecordsRequest>(ApiKey::DeleteRecords, i16::MAX),
     ]
 }
 
@@ -116,6 +117,7 @@ pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes) -> Outcome {
         IncrementalAlterConfigs => IncrementalAlterConfigsRequest, handlers::configs::alter;
         DescribeCluster => DescribeClusterRequest, handlers::metadata::describe_cluster;
         DescribeTopicPartitions => DescribeTopicPartitionsRequest, handlers::metadata::describe_topic_partitions;
+        DeleteRecords => DeleteRecordsRequest, handlers::records::handle;
     }
 }
 

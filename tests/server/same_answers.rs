@@ -115,3 +115,66 @@ fn our_tools_print_the_same_over_the_network_and_on_the_directory() {
         assert_eq!(l, r, "{tool} {args:?}");
     }
 }
+
+#[test]
+fn delete_records_through_the_server_moves_the_start_the_directory_sees() {
+    let k = Kafkit::new();
+    let server = Server::start(k.log_dir(), &[]);
+    let b = server.bootstrap.as_str();
+    k.ok(
+        "kafka-topics",
+        &["--create", "--topic", "trim", "--partitions", "2"],
+        None,
+    );
+    let lines: String = (0..100).map(|i| format!("{}:v{i}\n", i % 2)).collect();
+    k.ok(
+        "kafka-console-producer",
+        &[
+            "--topic",
+            "trim",
+            "--property",
+            "parse.key=true",
+            "--property",
+            "key.separator=:",
+        ],
+        Some(lines.as_bytes()),
+    );
+    let plan = k.path("trim.json");
+    std::fs::write(
+        &plan,
+        r#"{"partitions":[{"topic":"trim","partition":0,"offset":10},{"topic":"trim","partition":1,"offset":-1}],"version":1}"#,
+    )
+    .unwrap();
+    let plan = plan.display().to_string();
+    let ours = k.ok(
+        "kafka-delete-records",
+        &["--bootstrap-server", b, "--offset-json-file", &plan],
+        None,
+    );
+    let java = crate::common::broker::java_tool(
+        "org.apache.kafka.tools.DeleteRecordsCommand",
+        &["--bootstrap-server", b, "--offset-json-file", &plan],
+    );
+    // Java's run repeats ours: the same starts, in its hash order.
+    let mut java_lines: Vec<String> = text(&java.stdout).lines().map(str::to_string).collect();
+    let mut our_lines: Vec<String> = ours.lines().map(str::to_string).collect();
+    java_lines.sort();
+    our_lines.sort();
+    assert_eq!(java_lines, our_lines, "{}", text(&java.stderr));
+    assert!(
+        ours.contains("partition: trim-0\tlow_watermark: 10"),
+        "{ours}"
+    );
+    let ends = k.ok(
+        "kafka-get-offsets",
+        &["--topic", "trim", "--time", "-1"],
+        None,
+    );
+    let starts = k.ok(
+        "kafka-get-offsets",
+        &["--topic", "trim", "--time", "-2"],
+        None,
+    );
+    let end1 = ends.lines().nth(1).unwrap().rsplit(':').next().unwrap();
+    assert_eq!(starts, format!("trim:0:10\ntrim:1:{end1}\n"));
+}

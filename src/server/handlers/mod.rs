@@ -5,7 +5,7 @@
 //!   DescribeTopicPartitions;
 //! - [`produce`] answers Produce, through the group-commit append queue;
 //! - [`fetch`] answers Fetch, long-polling for `min_bytes` up to `max_wait_ms`;
-//! - [`offsets`] answers ListOffsets;
+//! - [`offsets`] answers ListOffsets; [`records`] answers DeleteRecords;
 //! - [`topics`] answers CreateTopics, DeleteTopics and CreatePartitions;
 //! - [`configs`] answers DescribeConfigs and IncrementalAlterConfigs;
 //! - this module answers ApiVersions and InitProducerId.
@@ -15,6 +15,7 @@ pub mod fetch;
 pub mod metadata;
 pub mod offsets;
 pub mod produce;
+pub mod records;
 pub mod topics;
 
 use std::sync::Arc;
