@@ -242,7 +242,15 @@ impl GroupStore {
     /// until its first [`Member::poll`].
     pub fn join(&self, group: &str, client_id: &str, config: MemberConfig) -> Result<Member> {
         let dir = self.group_dir(group)?;
-        Member::join(dir, client_id, config)
+        Member::join(dir, client_id, config, false)
+    }
+
+    /// Joins as the stand-in of `kafka-server-start`'s networked members (client id
+    /// [`super::member::SERVER_CLIENT_ID`]): refused while the group has live `--log-dir`
+    /// members, and it refuses them while it lives.
+    pub fn join_for_server(&self, group: &str, config: MemberConfig) -> Result<Member> {
+        let dir = self.group_dir(group)?;
+        Member::join(dir, super::member::SERVER_CLIENT_ID, config, true)
     }
 
     fn group_dir(&self, group: &str) -> Result<GroupDir> {
