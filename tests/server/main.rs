@@ -5,10 +5,12 @@
 //! - `lifecycle`: the ready line, refusals (port in use, second server, bad property), signals.
 //! - `clients`: kcat and the Java tools produce and consume; one log, two ways in.
 //! - `durability`: kill -9 loses nothing that was acknowledged.
+//! - `groups`: consumer groups over the network, offsets shared with the directory.
 
 #[path = "../common/mod.rs"]
 mod common;
 
 mod clients;
 mod durability;
+mod groups;
 mod lifecycle;
