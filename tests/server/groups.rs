@@ -448,6 +448,7 @@ fn find_coordinator_refuses_transactions_with_a_clear_error() {
     let k = Kafkit::new();
     let server = Server::start(k.log_dir(), &[]);
     k.produce("tx", &[], b"a\n");
+    let started = std::time::Instant::now();
     let out = std::process::Command::new("timeout")
         .args([
             "30",
@@ -462,6 +463,12 @@ fn find_coordinator_refuses_transactions_with_a_clear_error() {
         ])
         .output()
         .unwrap();
+    // Refused, not hung until the outer timeout.
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(!out.status.success());
     assert!(
         server.stderr().contains("transactions are not served"),

@@ -954,4 +954,33 @@ mod tests {
         let err = store.committed("g").unwrap_err().to_string();
         assert!(err.contains("is damaged"), "{err}");
     }
+
+    #[test]
+    fn networked_and_log_dir_members_never_share_a_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = GroupStore::new(dir.path());
+        let config = MemberConfig::default();
+        let standin = store.join_for_server("net", config).unwrap();
+        let err = store.join("net", "local", config).unwrap_err().to_string();
+        assert!(err.contains("connected to kafka-server-start"), "{err}");
+        // The stand-in makes the group live for resets and deletes.
+        let reset = BTreeMap::from([(tp("t", 0), 0)]);
+        assert!(matches!(
+            store.reset_offsets("net", &reset),
+            Err(LocalError::GroupNotEmpty { .. })
+        ));
+        standin.leave(&BTreeMap::new()).unwrap();
+        store
+            .join("net", "local", config)
+            .unwrap()
+            .leave(&BTreeMap::new())
+            .unwrap();
+        let local = store.join("loc", "local", config).unwrap();
+        let err = store
+            .join_for_server("loc", config)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("using --log-dir"), "{err}");
+        drop(local);
+    }
 }
