@@ -12,7 +12,9 @@ use tokio::sync::watch;
 
 use super::appender::AppendQueue;
 use super::config::ServerConfig;
+use super::groups::Coordinator;
 use super::log::Logger;
+use crate::local::group::GroupStore;
 use crate::local::{LocalError, LogDir, PartitionLog, TopicMeta};
 
 /// One partition as the server holds it between requests.
@@ -42,6 +44,8 @@ pub struct Broker {
     appended: watch::Sender<u64>,
     /// The next producer id handed out by InitProducerId.
     next_producer_id: AtomicI64,
+    /// Consumer groups: networked members, committed offsets in the log dir's group store.
+    pub groups: Coordinator,
 }
 
 impl Broker {
@@ -52,6 +56,7 @@ impl Broker {
         log: Logger,
     ) -> Broker {
         let cluster_id = cluster_id_for(dir.root());
+        let root = dir.root().to_path_buf();
         // Producer ids must not repeat across restarts (a producer that outlived a restart
         // keeps its id), so they start from the clock: 2^20 ids per millisecond of uptime.
         let now_ms = std::time::SystemTime::now()
@@ -66,6 +71,7 @@ impl Broker {
             partitions: Mutex::new(HashMap::new()),
             appended: watch::channel(0).0,
             next_producer_id: AtomicI64::new((now_ms & ((1 << 42) - 1)) << 20),
+            groups: Coordinator::new(GroupStore::new(&root)),
         }
     }
 

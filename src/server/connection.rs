@@ -20,6 +20,9 @@ pub async fn serve(broker: Arc<Broker>, stream: TcpStream, mut stopping: watch::
     let peer = stream
         .peer_addr()
         .map_or_else(|_| "unknown peer".to_string(), |a| a.to_string());
+    let host = stream
+        .peer_addr()
+        .map_or_else(|_| String::new(), |a| a.ip().to_string());
     let _ = stream.set_nodelay(true);
     let (read, mut write) = stream.into_split();
     let mut read = BufReader::with_capacity(64 * 1024, read);
@@ -38,7 +41,7 @@ pub async fn serve(broker: Arc<Broker>, stream: TcpStream, mut stopping: watch::
                 return;
             }
         };
-        match dispatch::handle(&broker, frame).await {
+        match dispatch::handle(&broker, frame, &host).await {
             Outcome::Reply(bytes) => {
                 if write.write_all(&bytes).await.is_err() {
                     return;

@@ -14,7 +14,7 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message};
 
 use super::broker::Broker;
-use super::handlers;
+use super::{groups, handlers};
 
 /// What the connection does after a request.
 #[derive(Debug)]
@@ -25,6 +25,23 @@ pub enum Outcome {
     Silent,
     /// Close the connection, logging why.
     Close(String),
+}
+
+/// Who sent the request being handled: the group coordinator names members after them.
+#[derive(Clone, Debug, Default)]
+pub struct ClientInfo {
+    pub client_id: String,
+    /// `/<ip>`, as Kafka shows a member's host.
+    pub host: String,
+}
+
+tokio::task_local! {
+    static CLIENT: ClientInfo;
+}
+
+/// The client of the request being handled (empty outside a request).
+pub fn client() -> ClientInfo {
+    CLIENT.try_with(ClientInfo::clone).unwrap_or_default()
 }
 
 /// The APIs served, with the versions served: the crate's range, capped where a newer version
@@ -48,6 +65,18 @@ pub fn served() -> Vec<(ApiKey, i16, i16)> {
         range::<DescribeClusterRequest>(ApiKey::DescribeCluster, i16::MAX),
         range::<DescribeTopicPartitionsRequest>(ApiKey::DescribeTopicPartitions, i16::MAX),
         range::<DeleteRecordsRequest>(ApiKey::DeleteRecords, i16::MAX),
+        range::<FindCoordinatorRequest>(ApiKey::FindCoordinator, i16::MAX),
+        range::<JoinGroupRequest>(ApiKey::JoinGroup, i16::MAX),
+        range::<SyncGroupRequest>(ApiKey::SyncGroup, i16::MAX),
+        range::<HeartbeatRequest>(ApiKey::Heartbeat, i16::MAX),
+        range::<LeaveGroupRequest>(ApiKey::LeaveGroup, i16::MAX),
+        // v10 names topics by id only.
+        range::<OffsetCommitRequest>(ApiKey::OffsetCommit, 9),
+        range::<OffsetFetchRequest>(ApiKey::OffsetFetch, 9),
+        range::<ListGroupsRequest>(ApiKey::ListGroups, i16::MAX),
+        range::<DescribeGroupsRequest>(ApiKey::DescribeGroups, i16::MAX),
+        range::<DeleteGroupsRequest>(ApiKey::DeleteGroups, i16::MAX),
+        range::<OffsetDeleteRequest>(ApiKey::OffsetDelete, i16::MAX),
     ]
 }
 
@@ -58,7 +87,7 @@ fn version_served(key: ApiKey, version: i16) -> bool {
 }
 
 /// Handles one request frame (without its size prefix).
-pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes) -> Outcome {
+pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes, peer_ip: &str) -> Outcome {
     if frame.len() < 8 {
         return Outcome::Close(format!("a request of {} bytes has no header", frame.len()));
     }
@@ -86,6 +115,10 @@ pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes) -> Outcome {
             header.client_id.as_deref().unwrap_or("")
         ));
     }
+    let client = ClientInfo {
+        client_id: header.client_id.as_deref().unwrap_or("").to_string(),
+        host: format!("/{peer_ip}"),
+    };
     macro_rules! route {
         ($($key:ident => $request:ty, $handler:path;)*) => {
             match api {
@@ -94,7 +127,7 @@ pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes) -> Outcome {
                         Ok(r) => r,
                         Err(e) => return Outcome::Close(format!("bad {api:?} v{version} request: {e}")),
                     };
-                    match $handler(broker, version, request).await {
+                    match CLIENT.scope(client, $handler(broker, version, request)).await {
                         Some(response) => encode(&header, &response),
                         None => Outcome::Silent,
                     }
@@ -118,6 +151,17 @@ pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes) -> Outcome {
         DescribeCluster => DescribeClusterRequest, handlers::metadata::describe_cluster;
         DescribeTopicPartitions => DescribeTopicPartitionsRequest, handlers::metadata::describe_topic_partitions;
         DeleteRecords => DeleteRecordsRequest, handlers::records::handle;
+        FindCoordinator => FindCoordinatorRequest, groups::admin::find_coordinator;
+        JoinGroup => JoinGroupRequest, groups::join::join_group;
+        SyncGroup => SyncGroupRequest, groups::join::sync_group;
+        Heartbeat => HeartbeatRequest, groups::membership::heartbeat;
+        LeaveGroup => LeaveGroupRequest, groups::membership::leave_group;
+        OffsetCommit => OffsetCommitRequest, groups::offsets::commit;
+        OffsetFetch => OffsetFetchRequest, groups::offsets::fetch;
+        OffsetDelete => OffsetDeleteRequest, groups::offsets::delete;
+        ListGroups => ListGroupsRequest, groups::admin::list_groups;
+        DescribeGroups => DescribeGroupsRequest, groups::admin::describe_groups;
+        DeleteGroups => DeleteGroupsRequest, groups::admin::delete_groups;
     }
 }
 

@@ -11,7 +11,7 @@
 //!   hostile element count from aborting the process.
 //! - `broker`: shared state; `connection`: one client; `dispatch`: request routing and
 //!   ApiVersions; `handlers`: one module per API group; `appender`: group commit;
-//!   `sequences`: idempotent producers; `log`: stderr log lines.
+//!   `sequences`: idempotent producers; `groups`: the group coordinator; `log`: stderr log lines.
 
 pub mod alloc;
 mod appender;
@@ -19,6 +19,7 @@ mod broker;
 pub mod config;
 mod connection;
 mod dispatch;
+mod groups;
 mod handlers;
 pub mod log;
 mod sequences;
@@ -124,6 +125,7 @@ async fn serve(
         broker.config.node_id,
         broker.cluster_id
     ));
+    let maintenance = tokio::spawn(groups::maintain(Arc::clone(&broker)));
     let (stop, stopping) = watch::channel(false);
     let mut connections = JoinSet::new();
     let signal = loop {
@@ -145,6 +147,7 @@ async fn serve(
         }
     };
     drop(listener);
+    maintenance.abort();
     broker
         .log
         .info("Shutting down: finishing the requests in flight");

@@ -100,3 +100,100 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+/// A client process running in the background with its stdout in a file, killed when dropped
+/// (Java consumers, kcat -G, our consumer on the directory).
+pub struct Background {
+    pub child: Child,
+    pub out: PathBuf,
+    pub err: PathBuf,
+}
+
+impl Background {
+    /// Spawns `program args` with stdout and stderr into `<dir>/<name>.out` and `.err`.
+    pub fn spawn(dir: &Path, name: &str, program: &str, args: &[&str]) -> Background {
+        let out = dir.join(format!("{name}.out"));
+        let err = dir.join(format!("{name}.err"));
+        let child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{program} runs: {e}"));
+        Background { child, out, err }
+    }
+
+    /// A Java ConsoleConsumer in `group` from the beginning of `topic`, with a short session
+    /// timeout so that the tests see expiry quickly.
+    pub fn java_consumer(
+        dir: &Path,
+        name: &str,
+        bootstrap: &str,
+        topic: &str,
+        group: &str,
+    ) -> Background {
+        let script = super::broker::script();
+        let mut args = vec![
+            script.to_str().unwrap(),
+            "tool",
+            super::broker::CONSOLE_CONSUMER,
+        ];
+        args.extend_from_slice(&[
+            "--bootstrap-server",
+            bootstrap,
+            "--topic",
+            topic,
+            "--group",
+            group,
+            "--from-beginning",
+            "--consumer-property",
+            "session.timeout.ms=6000",
+            "--consumer-property",
+            "heartbeat.interval.ms=1000",
+        ]);
+        Background::spawn(dir, name, "bash", &args)
+    }
+
+    /// What it printed so far.
+    pub fn stdout(&self) -> String {
+        std::fs::read_to_string(&self.out).unwrap_or_default()
+    }
+
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.err).unwrap_or_default()
+    }
+
+    /// Sends a signal (the Java tools exec java, so this reaches the JVM itself).
+    pub fn signal(&self, sig: &str) {
+        super::signal(&self.child, sig);
+    }
+
+    /// Waits for the exit (at most `timeout`); the exit code.
+    pub fn wait(&mut self, timeout: Duration) -> Option<i32> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.code();
+            }
+            assert!(Instant::now() < deadline, "did not exit: {}", self.stderr());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Polls `check` every 200 ms until it holds; panics with `what()` after `timeout`.
+pub fn wait_until(timeout: Duration, mut check: impl FnMut() -> bool, what: impl Fn() -> String) {
+    let deadline = Instant::now() + timeout;
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out: {}", what());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

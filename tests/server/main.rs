@@ -8,12 +8,14 @@
 //! - `hostile`: malformed and hostile requests close their own connection only.
 //! - `languages`: kafka-python and kafkajs.
 //! - `same_answers`: our tools print the same through the server as on its directory.
+//! - `groups`: consumer groups over the network, offsets shared with the directory.
 
 #[path = "../common/mod.rs"]
 mod common;
 
 mod clients;
 mod durability;
+mod groups;
 mod hostile;
 mod languages;
 mod lifecycle;

@@ -69,7 +69,12 @@ pub struct Member {
 
 impl Member {
     /// Joins the group: see [`super::GroupStore::join`].
-    pub(crate) fn join(dir: GroupDir, client_id: &str, config: MemberConfig) -> Result<Member> {
+    pub(crate) fn join(
+        dir: GroupDir,
+        client_id: &str,
+        config: MemberConfig,
+        for_server: bool,
+    ) -> Result<Member> {
         if config.heartbeat_interval >= config.session_timeout {
             // Kafka's consumer refuses this too.
             return Err(LocalError::Invalid(
@@ -79,7 +84,10 @@ impl Member {
         dir.create()?;
         let host = hostname();
         let _lock = dir.lock(LockMode::Exclusive)?;
-        dir.reap(None)?;
+        let live = dir.reap(None)?;
+        // One group, one way in: networked and `--log-dir` consumers never share a group at
+        // the same time, so they never read the same records (checked under the group lock).
+        refuse_mixed(&dir.group, &live, for_server)?;
         let (member_id, file) = register(&dir, client_id, &host, &config)?;
         let generation = dir.read_generation()?;
         Ok(Member {
@@ -275,6 +283,24 @@ impl Member {
         Ok(())
     }
 
+    /// Refreshes the heartbeat if it is due, without the rest of a poll: for the stand-in
+    /// member of `kafka-server-start`, which owns no partitions itself.
+    pub fn heartbeat(&mut self) -> Result<()> {
+        self.heartbeat_if_due().map(drop)
+    }
+
+    /// Commits these positions whatever this member owns, atomically under the group lock:
+    /// for the stand-in member of `kafka-server-start`, whose networked members own the
+    /// partitions. [`LocalError::MemberFenced`] if it was evicted.
+    pub fn commit_any(&mut self, positions: &BTreeMap<TopicPartition, i64>) -> Result<()> {
+        self.heartbeat_if_due()?;
+        let _lock = self.lock_group()?;
+        self.check_not_fenced()?;
+        self.write_commit(positions)?;
+        self.heartbeat_if_due()?;
+        Ok(())
+    }
+
     /// Heartbeats if the interval has passed; commits call it too, so that a consumer that
     /// commits while waiting for others is not taken for hung.
     fn heartbeat_if_due(&mut self) -> Result<bool> {
@@ -431,6 +457,28 @@ fn register(
     dir.bump_generation()?;
     Ok((member_id, file))
 }
+
+/// Refuses a `--log-dir` member in a group served to networked consumers by
+/// `kafka-server-start` (its stand-in member has the client id [`SERVER_CLIENT_ID`]), and the
+/// server's stand-in in a group with live `--log-dir` members.
+fn refuse_mixed(group: &str, live: &[super::store::Peer], for_server: bool) -> Result<()> {
+    let served = live.iter().any(|p| p.info.client_id == SERVER_CLIENT_ID);
+    if for_server && !live.is_empty() && !served {
+        return Err(LocalError::Invalid(format!(
+            "group '{group}' has live consumers using --log-dir; a consumer connected to kafka-server-start cannot join it until they leave"
+        )));
+    }
+    if !for_server && served {
+        return Err(LocalError::Invalid(format!(
+            "group '{group}' has live consumers connected to kafka-server-start; use --bootstrap-server to join it, or wait until they leave"
+        )));
+    }
+    Ok(())
+}
+
+/// The client id of the member `kafka-server-start` holds in a group while networked
+/// consumers are in it, so that the group looks live to the tools on the directory.
+pub const SERVER_CLIENT_ID: &str = "kafka-server-start";
 
 /// A random UUID v4 in its usual text form.
 fn uuid_v4() -> String {

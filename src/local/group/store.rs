@@ -242,7 +242,15 @@ impl GroupStore {
     /// until its first [`Member::poll`].
     pub fn join(&self, group: &str, client_id: &str, config: MemberConfig) -> Result<Member> {
         let dir = self.group_dir(group)?;
-        Member::join(dir, client_id, config)
+        Member::join(dir, client_id, config, false)
+    }
+
+    /// Joins as the stand-in of `kafka-server-start`'s networked members (client id
+    /// [`super::member::SERVER_CLIENT_ID`]): refused while the group has live `--log-dir`
+    /// members, and it refuses them while it lives.
+    pub fn join_for_server(&self, group: &str, config: MemberConfig) -> Result<Member> {
+        let dir = self.group_dir(group)?;
+        Member::join(dir, super::member::SERVER_CLIENT_ID, config, true)
     }
 
     fn group_dir(&self, group: &str) -> Result<GroupDir> {
@@ -945,5 +953,34 @@ mod tests {
         .unwrap();
         let err = store.committed("g").unwrap_err().to_string();
         assert!(err.contains("is damaged"), "{err}");
+    }
+
+    #[test]
+    fn networked_and_log_dir_members_never_share_a_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = GroupStore::new(dir.path());
+        let config = MemberConfig::default();
+        let standin = store.join_for_server("net", config).unwrap();
+        let err = store.join("net", "local", config).unwrap_err().to_string();
+        assert!(err.contains("connected to kafka-server-start"), "{err}");
+        // The stand-in makes the group live for resets and deletes.
+        let reset = BTreeMap::from([(tp("t", 0), 0)]);
+        assert!(matches!(
+            store.reset_offsets("net", &reset),
+            Err(LocalError::GroupNotEmpty { .. })
+        ));
+        standin.leave(&BTreeMap::new()).unwrap();
+        store
+            .join("net", "local", config)
+            .unwrap()
+            .leave(&BTreeMap::new())
+            .unwrap();
+        let local = store.join("loc", "local", config).unwrap();
+        let err = store
+            .join_for_server("loc", config)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("using --log-dir"), "{err}");
+        drop(local);
     }
 }

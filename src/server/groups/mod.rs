@@ -1,0 +1,176 @@
+//! The group coordinator of `kafka-server-start`: Kafka's classic consumer group protocol for
+//! networked consumers, with committed offsets in the log directory's group store (the files
+//! `kafka-consumer-groups --log-dir` reads and writes).
+//!
+//! One log, two ways in: while a group has networked members, the server holds a stand-in
+//! member in the group store (client id `kafka-server-start`), so the tools on the directory
+//! see the group as live and refuse resets and deletes, and `--log-dir` consumers are refused
+//! from joining it; the stand-in itself is refused while `--log-dir` consumers are in the
+//! group. So the two kinds never share a group, and never read the same records.
+//!
+//! - [`group`]: one group's state machine;
+//! - [`join`]: JoinGroup and SyncGroup (the waiting parts of a rebalance);
+//! - [`membership`]: Heartbeat, LeaveGroup, and session timeouts;
+//! - [`offsets`]: OffsetCommit, OffsetFetch, OffsetDelete;
+//! - [`admin`]: FindCoordinator, ListGroups, DescribeGroups, DeleteGroups.
+
+pub mod admin;
+pub mod group;
+pub mod join;
+pub mod membership;
+pub mod offsets;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::local::LocalError;
+use crate::local::group::{GroupStore, Member, MemberConfig};
+use group::Group;
+
+/// How often session timeouts are checked and the stand-ins heartbeat.
+const TICK: Duration = Duration::from_millis(500);
+
+/// One group: its state, a signal bumped on every change (waiters in JoinGroup and SyncGroup
+/// look again), and the stand-in member in the group store.
+#[derive(Debug, Default)]
+pub struct Entry {
+    state: Mutex<Group>,
+    changed: watch::Sender<u64>,
+    /// Locked before `state` when both are needed.
+    standin: Mutex<Option<Member>>,
+}
+
+impl Entry {
+    pub fn group(&self) -> MutexGuard<'_, Group> {
+        // Group steps leave the state consistent at every return.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn standin(&self) -> MutexGuard<'_, Option<Member>> {
+        self.standin.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wakes the waiters.
+    pub fn notify(&self) {
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    pub fn watch(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// Under the stand-in lock: joins the group store if not yet in it. `Err` with a message
+    /// for the log when `--log-dir` members are live.
+    pub fn ensure_standin(
+        standin: &mut Option<Member>,
+        store: &GroupStore,
+        group: &str,
+    ) -> Result<(), LocalError> {
+        if standin.is_none() {
+            *standin = Some(store.join_for_server(group, MemberConfig::default())?);
+        }
+        Ok(())
+    }
+
+    /// Leaves the group store once no networked member is left.
+    pub fn release_standin_if_empty(&self) -> Result<(), LocalError> {
+        let mut standin = self.standin();
+        if !self.group().members.is_empty() {
+            return Ok(());
+        }
+        match standin.take() {
+            Some(member) => member.leave(&Default::default()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Every group the server has seen since it started.
+#[derive(Debug)]
+pub struct Coordinator {
+    pub store: GroupStore,
+    groups: Mutex<HashMap<String, Arc<Entry>>>,
+}
+
+impl Coordinator {
+    pub fn new(store: GroupStore) -> Coordinator {
+        Coordinator {
+            store,
+            groups: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The group's entry, made on first use.
+    pub fn entry(&self, group: &str) -> Arc<Entry> {
+        let mut groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(groups.entry(group.to_string()).or_default())
+    }
+
+    /// The group's entry if it was ever used.
+    pub fn existing(&self, group: &str) -> Option<Arc<Entry>> {
+        let groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
+        groups.get(group).cloned()
+    }
+
+    /// Every group with an entry.
+    pub fn entries(&self) -> Vec<(String, Arc<Entry>)> {
+        let groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
+        groups
+            .iter()
+            .map(|(k, v)| (k.clone(), Arc::clone(v)))
+            .collect()
+    }
+
+    /// Whether the group has networked members now.
+    pub fn has_members(&self, group: &str) -> bool {
+        self.existing(group)
+            .is_some_and(|e| !e.group().members.is_empty())
+    }
+}
+
+/// Runs until the server stops: removes members whose session timed out, ends rounds whose
+/// rebalance timeout passed, and heartbeats the stand-ins.
+pub async fn maintain(broker: Arc<crate::server::broker::Broker>) {
+    let mut tick = tokio::time::interval(TICK);
+    loop {
+        tick.tick().await;
+        let now = std::time::Instant::now();
+        for (name, entry) in broker.groups.entries() {
+            let (expired, completed) = {
+                let mut g = entry.group();
+                let expired = g.expired(now);
+                if !expired.is_empty() {
+                    g.remove(&expired, now);
+                }
+                (expired, g.try_complete(now))
+            };
+            if !expired.is_empty() {
+                broker.log.info(&format!(
+                    "Member(s) {} of group {name} left: session timeout; rebalancing",
+                    expired.join(", ")
+                ));
+            }
+            if !expired.is_empty() || completed {
+                entry.notify();
+            }
+            let e = Arc::clone(&entry);
+            let log = broker.log;
+            super::handlers::blocking(move || {
+                if let Err(err) = e.release_standin_if_empty() {
+                    log.warn(&format!(
+                        "Group {name}: cannot leave the group store: {err}"
+                    ));
+                }
+                if let Some(m) = e.standin().as_mut()
+                    && let Err(err) = m.heartbeat()
+                {
+                    log.warn(&format!("Group {name}: cannot heartbeat: {err}"));
+                }
+            })
+            .await;
+        }
+    }
+}

@@ -1,0 +1,379 @@
+//! OffsetCommit, OffsetFetch and OffsetDelete on the log directory's group store, so that
+//! offsets committed through the server are what `kafka-consumer-groups --log-dir` shows, and
+//! the reverse.
+//!
+//! A member's commit goes through the server's stand-in member (fenced like any member); a
+//! commit without a generation (the admin client's reset, a consumer without a group) is a
+//! reset, refused while the group has members on either side, as Kafka refuses it for a
+//! non-empty group (UNKNOWN_MEMBER_ID).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Buf;
+use kafka_protocol::ResponseError;
+use kafka_protocol::messages::offset_commit_response::{
+    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+};
+use kafka_protocol::messages::offset_delete_response::{
+    OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
+};
+use kafka_protocol::messages::offset_fetch_response::{
+    OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopic, OffsetFetchResponseTopics,
+};
+use kafka_protocol::messages::{
+    ConsumerProtocolSubscription, GroupId, OffsetCommitRequest, OffsetCommitResponse,
+    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, TopicName,
+};
+use kafka_protocol::protocol::Decodable;
+
+use super::Entry;
+use super::group::State;
+use crate::client::ClientError;
+use crate::local::LocalError;
+use crate::local::group::{CommittedOffset, TopicPartition};
+use crate::server::broker::Broker;
+use crate::server::handlers::{blocking, error_code, str_bytes};
+
+pub async fn commit(
+    broker: &Arc<Broker>,
+    _: i16,
+    request: OffsetCommitRequest,
+) -> Option<OffsetCommitResponse> {
+    let name = request.group_id.0.to_string();
+    let entry = broker.groups.entry(&name);
+    let generation = request.generation_id_or_member_epoch;
+    let admin = generation < 0 && request.member_id.is_empty();
+    let mut code = {
+        let mut group = entry.group();
+        if admin {
+            if group.members.is_empty() {
+                0
+            } else {
+                ResponseError::UnknownMemberId.code()
+            }
+        } else {
+            match group.check(&request.member_id, generation, Instant::now()) {
+                Err(code) => code,
+                Ok(()) if group.state == State::CompletingRebalance => {
+                    ResponseError::RebalanceInProgress.code()
+                }
+                Ok(()) => 0,
+            }
+        }
+    };
+    let positions: BTreeMap<TopicPartition, i64> = request
+        .topics
+        .iter()
+        .flat_map(|t| {
+            t.partitions.iter().filter_map(|p| {
+                let index = u32::try_from(p.partition_index).ok()?;
+                Some(((t.name.0.to_string(), index), p.committed_offset))
+            })
+        })
+        .collect();
+    if code == 0 && name.is_empty() {
+        code = ResponseError::InvalidGroupId.code();
+    }
+    if code == 0 {
+        let (b, e, n, p) = (
+            Arc::clone(broker),
+            Arc::clone(&entry),
+            name.clone(),
+            positions,
+        );
+        code = blocking(move || write(&b, &e, &n, &p, admin)).await;
+    }
+    let topics = request
+        .topics
+        .iter()
+        .map(|t| {
+            let partitions = t
+                .partitions
+                .iter()
+                .map(|p| {
+                    OffsetCommitResponsePartition::default()
+                        .with_partition_index(p.partition_index)
+                        .with_error_code(code)
+                })
+                .collect();
+            OffsetCommitResponseTopic::default()
+                .with_name(t.name.clone())
+                .with_partitions(partitions)
+        })
+        .collect();
+    Some(OffsetCommitResponse::default().with_topics(topics))
+}
+
+/// Writes the offsets; the error code for every partition.
+fn write(
+    broker: &Broker,
+    entry: &Entry,
+    name: &str,
+    positions: &BTreeMap<TopicPartition, i64>,
+    admin: bool,
+) -> i16 {
+    let store = &broker.groups.store;
+    let result = if admin {
+        store.reset_offsets(name, positions)
+    } else {
+        let mut standin = entry.standin();
+        let mut result = match standin.as_mut() {
+            Some(m) => m.commit_any(positions),
+            None => Err(LocalError::MemberFenced {
+                group: name.to_string(),
+                member_id: String::new(),
+            }),
+        };
+        // The stand-in was evicted (the server stalled past its session timeout): it joins
+        // again, unless `--log-dir` members took the group meanwhile.
+        if let Err(LocalError::MemberFenced { .. }) = result {
+            *standin = None;
+            result = Entry::ensure_standin(&mut standin, store, name)
+                .and_then(|()| standin.as_mut().map_or(Ok(()), |m| m.commit_any(positions)));
+        }
+        result
+    };
+    match result {
+        Ok(()) => 0,
+        Err(LocalError::GroupNotEmpty { .. }) => {
+            broker.log.warn(&format!(
+                "Refused an offset reset of group {name}: it has live consumers using --log-dir"
+            ));
+            ResponseError::UnknownMemberId.code()
+        }
+        Err(e) => {
+            broker
+                .log
+                .warn(&format!("Cannot commit offsets of group {name}: {e}"));
+            error_code(&ClientError::from(e))
+        }
+    }
+}
+
+/// A topic's partitions with their committed offset and leader epoch (-1 when none).
+type Found = Vec<(String, Vec<(i32, i64, i32)>)>;
+
+/// Requested topics and partitions; `None` for all committed ones.
+type Wanted = Option<Vec<(String, Vec<i32>)>>;
+
+/// The committed offset of each wanted partition (-1 when none).
+fn lookup(committed: &BTreeMap<TopicPartition, CommittedOffset>, wanted: Wanted) -> Found {
+    let wanted = wanted.unwrap_or_else(|| {
+        let mut all: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+        for (t, p) in committed.keys() {
+            all.entry(t.clone()).or_default().push(*p as i32);
+        }
+        all.into_iter().collect()
+    });
+    wanted
+        .into_iter()
+        .map(|(topic, partitions)| {
+            let found = partitions
+                .into_iter()
+                .map(|p| {
+                    let c = u32::try_from(p)
+                        .ok()
+                        .and_then(|i| committed.get(&(topic.clone(), i)));
+                    let epoch = c.and_then(|c| c.leader_epoch).unwrap_or(-1);
+                    (p, c.map_or(-1, |c| c.offset), epoch)
+                })
+                .collect();
+            (topic, found)
+        })
+        .collect()
+}
+
+pub async fn fetch(
+    broker: &Arc<Broker>,
+    version: i16,
+    request: OffsetFetchRequest,
+) -> Option<OffsetFetchResponse> {
+    let store = broker.groups.store.clone();
+    if version >= 8 {
+        let groups = blocking(move || {
+            request
+                .groups
+                .into_iter()
+                .map(|g| {
+                    let wanted = g.topics.map(|ts| {
+                        ts.into_iter()
+                            .map(|t| (t.name.0.to_string(), t.partition_indexes))
+                            .collect()
+                    });
+                    group_offsets(&store, g.group_id, wanted)
+                })
+                .collect()
+        })
+        .await;
+        return Some(OffsetFetchResponse::default().with_groups(groups));
+    }
+    let wanted: Wanted = request.topics.map(|ts| {
+        ts.into_iter()
+            .map(|t| (t.name.0.to_string(), t.partition_indexes))
+            .collect()
+    });
+    let group = request.group_id.0.to_string();
+    let (topics, code) = blocking(move || match store.committed(&group) {
+        Ok(committed) => (lookup(&committed, wanted), 0),
+        Err(e) => (Vec::new(), error_code(&ClientError::from(e))),
+    })
+    .await;
+    let topics = topics
+        .into_iter()
+        .map(|(topic, partitions)| {
+            let partitions = partitions
+                .into_iter()
+                .map(|(p, offset, epoch)| {
+                    OffsetFetchResponsePartition::default()
+                        .with_partition_index(p)
+                        .with_committed_offset(offset)
+                        .with_committed_leader_epoch(if version >= 5 { epoch } else { -1 })
+                        .with_metadata(Some(str_bytes("")))
+                })
+                .collect();
+            OffsetFetchResponseTopic::default()
+                .with_name(TopicName(str_bytes(topic)))
+                .with_partitions(partitions)
+        })
+        .collect();
+    let response = OffsetFetchResponse::default().with_topics(topics);
+    // The top-level error code exists from v2.
+    Some(if version >= 2 {
+        response.with_error_code(code)
+    } else {
+        response
+    })
+}
+
+/// One group of a v8+ OffsetFetch.
+fn group_offsets(
+    store: &crate::local::group::GroupStore,
+    id: GroupId,
+    wanted: Wanted,
+) -> OffsetFetchResponseGroup {
+    let response = OffsetFetchResponseGroup::default().with_group_id(id.clone());
+    let committed = match store.committed(&id.0) {
+        Ok(committed) => committed,
+        Err(e) => return response.with_error_code(error_code(&ClientError::from(e))),
+    };
+    let topics = lookup(&committed, wanted)
+        .into_iter()
+        .map(|(topic, partitions)| {
+            let partitions = partitions
+                .into_iter()
+                .map(|(p, offset, epoch)| {
+                    OffsetFetchResponsePartitions::default()
+                        .with_partition_index(p)
+                        .with_committed_offset(offset)
+                        .with_committed_leader_epoch(epoch)
+                        .with_metadata(Some(str_bytes("")))
+                })
+                .collect();
+            OffsetFetchResponseTopics::default()
+                .with_name(TopicName(str_bytes(topic)))
+                .with_partitions(partitions)
+        })
+        .collect();
+    response.with_topics(topics)
+}
+
+/// The topics a consumer's subscription metadata names (empty if it is not a consumer's).
+pub fn subscribed_topics(metadata: &[u8]) -> Vec<String> {
+    let mut buf = bytes::Bytes::copy_from_slice(metadata);
+    if buf.remaining() < 2 {
+        return Vec::new();
+    }
+    let version = buf.get_i16().clamp(0, 3);
+    ConsumerProtocolSubscription::decode(&mut buf, version)
+        .map(|s| s.topics.into_iter().map(|t| t.to_string()).collect())
+        .unwrap_or_default()
+}
+
+pub async fn delete(
+    broker: &Arc<Broker>,
+    _: i16,
+    request: OffsetDeleteRequest,
+) -> Option<OffsetDeleteResponse> {
+    let name = request.group_id.0.to_string();
+    // Topics the networked members subscribe to keep their offsets.
+    let subscribed: BTreeSet<String> =
+        broker
+            .groups
+            .existing(&name)
+            .map_or_else(BTreeSet::new, |entry| {
+                let group = entry.group();
+                group
+                    .members
+                    .values()
+                    .flat_map(|m| subscribed_topics(&group.metadata(m)))
+                    .collect()
+            });
+    let asked: Vec<TopicPartition> = request
+        .topics
+        .iter()
+        .flat_map(|t| {
+            t.partitions.iter().filter_map(|p| {
+                Some((t.name.0.to_string(), u32::try_from(p.partition_index).ok()?))
+            })
+        })
+        .collect();
+    let (mine, theirs): (Vec<_>, Vec<_>) =
+        asked.into_iter().partition(|(t, _)| subscribed.contains(t));
+    let store = broker.groups.store.clone();
+    let n = name.clone();
+    let result = blocking(move || store.delete_offsets(&n, &theirs)).await;
+    let mut codes: BTreeMap<TopicPartition, i16> = mine
+        .into_iter()
+        .map(|tp| (tp, ResponseError::GroupSubscribedToTopic.code()))
+        .collect();
+    match result {
+        Ok(results) => {
+            for (tp, r) in results {
+                let code = if r.is_ok() {
+                    0
+                } else {
+                    ResponseError::GroupSubscribedToTopic.code()
+                };
+                codes.insert(tp, code);
+            }
+        }
+        Err(LocalError::GroupNotFound(_)) => {
+            let code = ResponseError::GroupIdNotFound.code();
+            return Some(OffsetDeleteResponse::default().with_error_code(code));
+        }
+        Err(e) => {
+            let code = error_code(&ClientError::from(e));
+            return Some(OffsetDeleteResponse::default().with_error_code(code));
+        }
+    }
+    let topics = request
+        .topics
+        .iter()
+        .map(|t| {
+            let partitions = t
+                .partitions
+                .iter()
+                .map(|p| {
+                    let key = (
+                        t.name.0.to_string(),
+                        u32::try_from(p.partition_index).unwrap_or(0),
+                    );
+                    let code = codes
+                        .get(&key)
+                        .copied()
+                        .unwrap_or(ResponseError::UnknownTopicOrPartition.code());
+                    OffsetDeleteResponsePartition::default()
+                        .with_partition_index(p.partition_index)
+                        .with_error_code(code)
+                })
+                .collect();
+            OffsetDeleteResponseTopic::default()
+                .with_name(t.name.clone())
+                .with_partitions(partitions)
+        })
+        .collect();
+    Some(OffsetDeleteResponse::default().with_topics(topics))
+}
