@@ -100,3 +100,58 @@ fn kafkajs_idempotent_producer_and_admin() {
     );
     assert!(local.lines().all(|l| l.starts_with("h:x")), "{local}");
 }
+
+#[test]
+fn kafkajs_consumer_group_commits_what_the_directory_shows() {
+    let k = Kafkit::new();
+    let server = Server::start(k.log_dir(), &[]);
+    k.ok(
+        "kafka-topics",
+        &["--create", "--topic", "jsg", "--partitions", "3"],
+        None,
+    );
+    let input: String = (0..90).map(|i| format!("k{i}:v{i}\n")).collect();
+    k.ok(
+        "kafka-console-producer",
+        &[
+            "--topic",
+            "jsg",
+            "--property",
+            "parse.key=true",
+            "--property",
+            "key.separator=:",
+        ],
+        Some(input.as_bytes()),
+    );
+    let out = Command::new("node")
+        .arg(scripts().join("consume.js"))
+        .args([&server.bootstrap, "jsg", "js-group", "90"])
+        .env("NODE_PATH", clients().join("node_modules"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        text(&out.stderr),
+        server.stderr()
+    );
+    let mut expected: Vec<String> = (0..90).map(|i| format!("k{i}=v{i}")).collect();
+    expected.sort();
+    assert_eq!(text(&out.stdout), expected.join("\n") + "\n");
+    // Its commits, read from the directory: every partition at its end, lag 0.
+    let described = k.ok(
+        "kafka-consumer-groups",
+        &["--describe", "--group", "js-group"],
+        None,
+    );
+    let rows: Vec<&str> = described
+        .lines()
+        .filter(|l| l.starts_with("js-group"))
+        .collect();
+    assert_eq!(rows.len(), 3, "{described}");
+    for row in rows {
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cols[3], cols[4], "committed = end: {described}");
+        assert_eq!(cols[5], "0", "{described}");
+    }
+}
