@@ -3,6 +3,9 @@
 //! - [`topics`], [`producer`], [`consumer`], [`groups`], [`get_offsets`],
 //!   [`broker_api_versions`], [`configs`]: one module per tool, each with `command()` (the clap definition)
 //!   and `main()`.
+//! - [`producer_perf`], [`consumer_perf`]: `kafka-producer-perf-test` and
+//!   `kafka-consumer-perf-test`; [`perf_stats`]: their statistics and lines, [`date_format`]:
+//!   Java's `SimpleDateFormat`.
 //! - [`dump_log`]: `kafka-dump-log`, which reads segment files directly (no client, no
 //!   connection options).
 //! - [`line_reader`], [`formatter`]: the console tools' LineMessageReader and
@@ -19,14 +22,18 @@ pub mod broker_api_versions;
 pub mod client_config;
 pub mod configs;
 pub mod consumer;
+pub mod consumer_perf;
+pub mod date_format;
 pub mod dump_log;
 pub mod formatter;
 pub mod get_offsets;
 pub mod groups;
 pub mod json;
 pub mod line_reader;
+pub mod perf_stats;
 pub mod pipe;
 pub mod producer;
+pub mod producer_perf;
 pub mod profile;
 pub mod progress;
 pub mod properties;
@@ -232,6 +239,8 @@ pub fn tool_commands() -> Vec<clap::Command> {
         get_offsets::command(),
         broker_api_versions::command(),
         configs::command(),
+        producer_perf::command(),
+        consumer_perf::command(),
     ]
     .into_iter()
     .map(with_common_args)
@@ -250,7 +259,28 @@ pub fn run_tool(
     error_prefix: &str,
     run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
 ) -> ExitCode {
-    run_command(with_common_args(cmd), error_prefix, run)
+    run_command(
+        with_common_args(cmd),
+        error_prefix,
+        Dialect::JoptSimple,
+        run,
+    )
+}
+
+/// [`run_tool`] for a tool whose Kafka original parses its arguments with argparse4j
+/// (`kafka-producer-perf-test`): parse errors read as argparse4j words them.
+pub fn run_argparse_tool(
+    cmd: clap::Command,
+    run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
+) -> ExitCode {
+    run_command(with_common_args(cmd), "", Dialect::Argparse4j, run)
+}
+
+/// The Java argument parser whose messages a tool's parse errors mirror.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    JoptSimple,
+    Argparse4j,
 }
 
 /// [`run_tool`] for a tool that reads files and takes no connection options.
@@ -258,12 +288,13 @@ pub fn run_file_tool(
     cmd: clap::Command,
     run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
 ) -> ExitCode {
-    run_command(with_version_arg(cmd), "", run)
+    run_command(with_version_arg(cmd), "", Dialect::JoptSimple, run)
 }
 
 fn run_command(
     mut cmd: clap::Command,
     error_prefix: &str,
+    dialect: Dialect,
     run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
 ) -> ExitCode {
     let name = cmd.get_name().to_string();
@@ -274,7 +305,7 @@ fn run_command(
     }
     let matches = match cmd.try_get_matches_from_mut(args) {
         Ok(m) => m,
-        Err(e) => return clap_error(&name, e),
+        Err(e) => return clap_error(&name, e, dialect),
     };
     if matches.get_flag("version") {
         println!("{KAFKA_VERSION} (kafkit {})", env!("CARGO_PKG_VERSION"));
@@ -312,7 +343,7 @@ pub fn error_chain(e: &anyhow::Error) -> String {
 }
 
 /// Turns clap's parse errors into jopt-simple's one-line messages (Kafka's wording).
-fn clap_error(name: &str, e: clap::Error) -> ExitCode {
+fn clap_error(name: &str, e: clap::Error, dialect: Dialect) -> ExitCode {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         let _ = e.print();
@@ -331,6 +362,17 @@ fn clap_error(name: &str, e: clap::Error) -> ExitCode {
             .to_string()
     };
     let msg = match e.kind() {
+        ErrorKind::UnknownArgument if dialect == Dialect::Argparse4j => {
+            format!("unrecognized arguments: '{}'", ctx(ContextKind::InvalidArg))
+        }
+        ErrorKind::InvalidValue
+            if dialect == Dialect::Argparse4j && ctx(ContextKind::InvalidValue).is_empty() =>
+        {
+            format!(
+                "argument --{}: expected one argument",
+                option(ctx(ContextKind::InvalidArg))
+            )
+        }
         ErrorKind::UnknownArgument => {
             let arg = ctx(ContextKind::InvalidArg);
             format!("{} is not a recognized option", arg.trim_start_matches('-'))
