@@ -273,7 +273,16 @@ pub fn run_argparse_tool(
     cmd: clap::Command,
     run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
 ) -> ExitCode {
-    run_command(with_common_args(cmd), "", Dialect::Argparse4j, run)
+    // argparse4j takes a word starting with `-` as an option, unless it reads as a negative
+    // number; an option with several values takes words up to the next option.
+    let cmd = with_common_args(cmd).mut_args(|arg| {
+        if arg.get_action().takes_values() {
+            arg.allow_hyphen_values(false).allow_negative_numbers(true)
+        } else {
+            arg
+        }
+    });
+    run_command(cmd, "", Dialect::Argparse4j, run)
 }
 
 /// The Java argument parser whose messages a tool's parse errors mirror.
