@@ -185,3 +185,4 @@ impl Kafkit {
 
 pub mod broker;
 pub mod offsets;
+pub mod perf;
