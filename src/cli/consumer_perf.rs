@@ -115,51 +115,12 @@ fn options(m: &ArgMatches) -> Result<Options, CliError> {
     if let Some(servers) = m.get_one::<String>("bootstrap-server") {
         validate_bootstrap(servers)?;
     }
-    let reporting_interval = match m.get_one::<String>("reporting-interval") {
-        None => 5000,
-        Some(v) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => match v.parse() {
-            Ok(0) => return usage("Reporting interval must be greater than 0."),
-            Ok(n) => n,
-            Err(_) => {
-                return usage(format!(
-                    "Cannot parse argument '{v}' of option reporting-interval"
-                ));
-            }
-        },
-        Some(v) => {
-            return usage(format!(
-                "Cannot parse argument '{v}' of option reporting-interval"
-            ));
-        }
-    };
+    let reporting_interval = reporting_interval(m)?;
     let pattern = m
         .get_one::<String>("date-format")
         .map_or("yyyy-MM-dd HH:mm:ss:SSS", String::as_str);
     let date_format = DateFormat::new(pattern).map_err(CliError::Usage)?;
-    let mut props = match m
-        .get_one::<String>("consumer.config")
-        .or(m.get_one::<String>("command-config"))
-    {
-        Some(path) => properties::load_file(path.as_ref())?,
-        None => Properties::new(),
-    };
-    props.extend(properties::parse_pairs(
-        m.get_many::<String>("command-property")
-            .into_iter()
-            .flatten(),
-    ));
-    // What Kafka's tool sets over the properties, and the client id it defaults.
-    let group = m
-        .get_one::<String>("group")
-        .cloned()
-        .unwrap_or_else(|| format!("perf-consumer-{}", rand::random::<u32>() % 100_000));
-    props.insert("group.id".into(), group.clone());
-    props
-        .entry("client.id".into())
-        .or_insert_with(|| "perf-consumer-client".into());
-    if let Some(servers) = m.get_one::<String>("bootstrap-server") {
-        props.insert("bootstrap.servers".into(), servers.clone());
-    }
+    let (props, group) = consumer_properties(m)?;
     super::client_config::validate(super::client_config::Client::Consumer, &props)?;
     let subscription = match (m.get_one::<String>("topic"), m.get_one::<String>("include")) {
         (Some(topic), _) => Subscription::Topic(topic.clone()),
@@ -201,6 +162,52 @@ fn options(m: &ArgMatches) -> Result<Options, CliError> {
         },
         properties: props,
     })
+}
+
+/// `--reporting-interval`: digits only (Kafka's regex), more than 0.
+fn reporting_interval(m: &ArgMatches) -> Result<i64, CliError> {
+    let Some(v) = m.get_one::<String>("reporting-interval") else {
+        return Ok(5000);
+    };
+    let digits = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+    match v.parse::<i64>() {
+        Ok(0) if digits => usage("Reporting interval must be greater than 0."),
+        Ok(n) if digits => Ok(n),
+        _ => usage(format!(
+            "Cannot parse argument '{v}' of option reporting-interval"
+        )),
+    }
+}
+
+/// The consumer properties: the config file, then `--command-property`, then what Kafka's tool
+/// sets over them (the group, the bootstrap servers) and the client id it defaults; with the
+/// group id.
+fn consumer_properties(m: &ArgMatches) -> Result<(Properties, String), CliError> {
+    let mut props = match m
+        .get_one::<String>("consumer.config")
+        .or(m.get_one::<String>("command-config"))
+    {
+        Some(path) => properties::load_file(path.as_ref())?,
+        None => Properties::new(),
+    };
+    props.extend(properties::parse_pairs(
+        m.get_many::<String>("command-property")
+            .into_iter()
+            .flatten(),
+    ));
+    // What Kafka's tool sets over the properties, and the client id it defaults.
+    let group = m
+        .get_one::<String>("group")
+        .cloned()
+        .unwrap_or_else(|| format!("perf-consumer-{}", rand::random::<u32>() % 100_000));
+    props.insert("group.id".into(), group.clone());
+    props
+        .entry("client.id".into())
+        .or_insert_with(|| "perf-consumer-client".into());
+    if let Some(servers) = m.get_one::<String>("bootstrap-server") {
+        props.insert("bootstrap.servers".into(), servers.clone());
+    }
+    Ok((props, group))
 }
 
 fn run(m: &ArgMatches) -> Result<(), CliError> {
