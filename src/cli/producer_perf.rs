@@ -199,7 +199,11 @@ impl Test {
                     self.wait_until(Instant::now() + d, interrupt)?;
                 }
                 // Kafka's tool waits for ever: so does this one, until Ctrl-C.
-                Throttle::Stop => self.wait_until(Instant::now() + Duration::MAX / 4, interrupt)?,
+                Throttle::Stop => {
+                    while !interrupt.is_set() {
+                        self.wait_until(Instant::now() + Duration::from_secs(3600), interrupt)?;
+                    }
+                }
             }
             if interrupt.is_set() {
                 break;
