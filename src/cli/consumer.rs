@@ -147,7 +147,7 @@ fn group_id(
 }
 
 /// A group member's settings from Kafka's consumer properties, checked as Kafka checks them.
-fn group_settings(id: String, props: &Properties) -> Result<GroupSettings, CliError> {
+pub(crate) fn group_settings(id: String, props: &Properties) -> Result<GroupSettings, CliError> {
     {
         let ms =
             |key: &str, default: u64| -> Result<Duration, CliError> {

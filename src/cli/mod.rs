@@ -4,6 +4,9 @@
 //!   [`broker_api_versions`], [`configs`], [`delete_records`]: one module per tool, each with
 //!   `command()` (the clap definition) and `main()`.
 //! - `exceptions`: Kafka's exception texts for error codes, as its tools print them.
+//! - [`producer_perf`], [`consumer_perf`]: `kafka-producer-perf-test` and
+//!   `kafka-consumer-perf-test`; [`perf_stats`]: their statistics and lines, [`date_format`]:
+//!   Java's `SimpleDateFormat`.
 //! - [`dump_log`]: `kafka-dump-log`, which reads segment files directly (no client, no
 //!   connection options).
 //! - [`server_start`]: `kafka-server-start`, the embedded log served over the Kafka protocol.
@@ -21,6 +24,8 @@ pub mod broker_api_versions;
 pub mod client_config;
 pub mod configs;
 pub mod consumer;
+pub mod consumer_perf;
+pub mod date_format;
 pub mod delete_records;
 pub mod dump_log;
 pub(crate) mod exceptions;
@@ -29,8 +34,10 @@ pub mod get_offsets;
 pub mod groups;
 pub mod json;
 pub mod line_reader;
+pub mod perf_stats;
 pub mod pipe;
 pub mod producer;
+pub mod producer_perf;
 pub mod profile;
 pub mod progress;
 pub mod properties;
@@ -238,6 +245,8 @@ pub fn tool_commands() -> Vec<clap::Command> {
         broker_api_versions::command(),
         configs::command(),
         delete_records::command(),
+        producer_perf::command(),
+        consumer_perf::command(),
     ]
     .into_iter()
     .map(with_common_args)
@@ -257,7 +266,37 @@ pub fn run_tool(
     error_prefix: &str,
     run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
 ) -> ExitCode {
-    run_command(with_common_args(cmd), error_prefix, run)
+    run_command(
+        with_common_args(cmd),
+        error_prefix,
+        Dialect::JoptSimple,
+        run,
+    )
+}
+
+/// [`run_tool`] for a tool whose Kafka original parses its arguments with argparse4j
+/// (`kafka-producer-perf-test`): parse errors read as argparse4j words them.
+pub fn run_argparse_tool(
+    cmd: clap::Command,
+    run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
+) -> ExitCode {
+    // argparse4j takes a word starting with `-` as an option, unless it reads as a negative
+    // number; an option with several values takes words up to the next option.
+    let cmd = with_common_args(cmd).mut_args(|arg| {
+        if arg.get_action().takes_values() {
+            arg.allow_hyphen_values(false).allow_negative_numbers(true)
+        } else {
+            arg
+        }
+    });
+    run_command(cmd, "", Dialect::Argparse4j, run)
+}
+
+/// The Java argument parser whose messages a tool's parse errors mirror.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    JoptSimple,
+    Argparse4j,
 }
 
 /// [`run_tool`] for a tool that reads files and takes no connection options.
@@ -265,7 +304,7 @@ pub fn run_file_tool(
     cmd: clap::Command,
     run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
 ) -> ExitCode {
-    run_command(with_version_arg(cmd), "", run)
+    run_command(with_version_arg(cmd), "", Dialect::JoptSimple, run)
 }
 
 /// [`run_file_tool`] for a tool whose every argument is optional, so that running it bare does
@@ -277,6 +316,7 @@ pub fn run_tool_without_required_args(
     run_parsed(
         with_version_arg(cmd),
         "",
+        Dialect::JoptSimple,
         std::env::args_os().collect(),
         run,
     )
@@ -285,6 +325,7 @@ pub fn run_tool_without_required_args(
 fn run_command(
     mut cmd: clap::Command,
     error_prefix: &str,
+    dialect: Dialect,
     run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
 ) -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -292,19 +333,20 @@ fn run_command(
         let _ = cmd.write_long_help(&mut std::io::stderr());
         return ExitCode::from(2);
     }
-    run_parsed(cmd, error_prefix, args, run)
+    run_parsed(cmd, error_prefix, dialect, args, run)
 }
 
 fn run_parsed(
     mut cmd: clap::Command,
     error_prefix: &str,
+    dialect: Dialect,
     args: Vec<std::ffi::OsString>,
     run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
 ) -> ExitCode {
     let name = cmd.get_name().to_string();
     let matches = match cmd.try_get_matches_from_mut(args) {
         Ok(m) => m,
-        Err(e) => return clap_error(&name, e),
+        Err(e) => return clap_error(&name, e, dialect),
     };
     if matches.get_flag("version") {
         println!("{KAFKA_VERSION} (kafkit {})", env!("CARGO_PKG_VERSION"));
@@ -342,7 +384,7 @@ pub fn error_chain(e: &anyhow::Error) -> String {
 }
 
 /// Turns clap's parse errors into jopt-simple's one-line messages (Kafka's wording).
-fn clap_error(name: &str, e: clap::Error) -> ExitCode {
+fn clap_error(name: &str, e: clap::Error, dialect: Dialect) -> ExitCode {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         let _ = e.print();
@@ -361,6 +403,17 @@ fn clap_error(name: &str, e: clap::Error) -> ExitCode {
             .to_string()
     };
     let msg = match e.kind() {
+        ErrorKind::UnknownArgument if dialect == Dialect::Argparse4j => {
+            format!("unrecognized arguments: '{}'", ctx(ContextKind::InvalidArg))
+        }
+        ErrorKind::InvalidValue
+            if dialect == Dialect::Argparse4j && ctx(ContextKind::InvalidValue).is_empty() =>
+        {
+            format!(
+                "argument --{}: expected one argument",
+                option(ctx(ContextKind::InvalidArg))
+            )
+        }
         ErrorKind::UnknownArgument => {
             let arg = ctx(ContextKind::InvalidArg);
             format!("{} is not a recognized option", arg.trim_start_matches('-'))

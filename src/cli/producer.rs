@@ -174,8 +174,8 @@ fn settings(m: &ArgMatches) -> Result<(Settings, Properties, Properties), CliErr
     let reader = reader_properties(m, &topic)?;
     // Java's producer checks every property it knows when it is built.
     client_config::validate(client_config::Client::Producer, &command)?;
-    let (linger, batching) = batching(m, &command)?;
-    let delivery = delivery(m, &command)?;
+    let (linger, batching) = batching(Some(m), &command, &CONSOLE)?;
+    let delivery = delivery(Some(m), &command, &CONSOLE)?;
     console_defaults(m, &mut command);
     let settings = Settings {
         topic,
@@ -187,6 +187,40 @@ fn settings(m: &ArgMatches) -> Result<(Settings, Properties, Properties), CliErr
     Ok((settings, command, reader))
 }
 
+/// The producer defaults that differ between the tools built on the producer.
+pub(crate) struct ProducerDefaults {
+    /// `linger.ms`.
+    pub linger_ms: i64,
+    /// `retries`.
+    pub retries: i64,
+}
+
+/// `kafka-console-producer`'s: its `--timeout` and `--message-send-max-retries` defaults.
+const CONSOLE: ProducerDefaults = ProducerDefaults {
+    linger_ms: 1000,
+    retries: 3,
+};
+
+/// A console producer flag's value; `None` for a tool without the flag (`m` is `None`).
+fn flag<'a, T: Clone + Send + Sync + 'static>(
+    m: Option<&'a ArgMatches>,
+    name: &str,
+) -> Option<&'a T> {
+    m.and_then(|m| m.get_one::<T>(name))
+}
+
+/// How a producer configured by properties alone (no console flags) batches and delivers,
+/// checked as Kafka's producer checks them: the linger, the batches (with
+/// `compression.type`), and the delivery settings.
+pub(crate) fn from_properties(
+    command: &Properties,
+    defaults: &ProducerDefaults,
+) -> Result<(Duration, BatchSettings, ProducerSettings), CliError> {
+    client_config::validate(client_config::Client::Producer, command)?;
+    let (linger, batching) = batching(None, command, defaults)?;
+    Ok((linger, batching, delivery(None, command, defaults)?))
+}
+
 /// A numeric producer property; explicit flags win over it, and it over the console
 /// producer's defaults.
 fn prop_num(command: &Properties, key: &str) -> Result<Option<i64>, CliError> {
@@ -195,19 +229,22 @@ fn prop_num(command: &Properties, key: &str) -> Result<Option<i64>, CliError> {
 
 /// How records become batches: the linger (`--timeout`, `linger.ms`), `batch.size`,
 /// `max.request.size` and the codec.
-fn batching(m: &ArgMatches, command: &Properties) -> Result<(Duration, BatchSettings), CliError> {
-    let linger = match m.get_one::<i64>("timeout") {
+fn batching(
+    m: Option<&ArgMatches>,
+    command: &Properties,
+    defaults: &ProducerDefaults,
+) -> Result<(Duration, BatchSettings), CliError> {
+    let linger = match flag::<i64>(m, "timeout") {
         Some(v) => *v,
-        None => prop_num(command, "linger.ms")?.unwrap_or(1000),
+        None => prop_num(command, "linger.ms")?.unwrap_or(defaults.linger_ms),
     };
     if linger < 0 {
         return usage(format!(
             "Invalid value {linger} for configuration linger.ms: Value must be at least 0"
         ));
     }
-    let batch_size_flag = m
-        .get_one::<i32>("max-partition-memory-bytes")
-        .or(m.get_one::<i32>("batch-size"));
+    let batch_size_flag =
+        flag::<i32>(m, "max-partition-memory-bytes").or(flag::<i32>(m, "batch-size"));
     let batch_size_prop = prop_num(command, "batch.size")?;
     let batch_size_given = batch_size_flag.is_some() || batch_size_prop.is_some();
     let batch_size = match batch_size_flag {
@@ -222,8 +259,12 @@ fn batching(m: &ArgMatches, command: &Properties) -> Result<(Duration, BatchSett
     let max_request_size = prop_num(command, "max.request.size")?
         .unwrap_or(1048576)
         .max(1);
+    let compression = match m {
+        Some(m) => compression(m)?,
+        None => compression_type(command)?,
+    };
     let batching = BatchSettings {
-        compression: compression(m)?,
+        compression,
         batch_size: batch_size.max(1) as usize,
         batch_size_given,
         max_request_size: max_request_size as usize,
@@ -233,17 +274,21 @@ fn batching(m: &ArgMatches, command: &Properties) -> Result<(Duration, BatchSett
 
 /// How a cluster is written to: acks, retries and their backoff, `max.block.ms`, requests in
 /// flight, `delivery.timeout.ms` and idempotence.
-fn delivery(m: &ArgMatches, command: &Properties) -> Result<ProducerSettings, CliError> {
+fn delivery(
+    m: Option<&ArgMatches>,
+    command: &Properties,
+    defaults: &ProducerDefaults,
+) -> Result<ProducerSettings, CliError> {
     let acks = acks(m, command)?;
-    let retries = match m.get_one::<i32>("message-send-max-retries") {
+    let retries = match flag::<i32>(m, "message-send-max-retries") {
         Some(v) => *v as i64,
-        None => prop_num(command, "retries")?.unwrap_or(3),
+        None => prop_num(command, "retries")?.unwrap_or(defaults.retries),
     };
-    let retry_backoff = match m.get_one::<i64>("retry-backoff-ms") {
+    let retry_backoff = match flag::<i64>(m, "retry-backoff-ms") {
         Some(v) => *v,
         None => prop_num(command, "retry.backoff.ms")?.unwrap_or(100),
     };
-    let max_block = match m.get_one::<i64>("max-block-ms") {
+    let max_block = match flag::<i64>(m, "max-block-ms") {
         Some(v) => *v,
         None => prop_num(command, "max.block.ms")?.unwrap_or(60000),
     };
@@ -305,9 +350,8 @@ fn reader_properties(m: &ArgMatches, topic: &str) -> Result<Properties, CliError
 }
 
 /// `--request-required-acks`, else `acks`: -1 (all), 0 or 1.
-fn acks(m: &ArgMatches, command: &Properties) -> Result<i16, CliError> {
-    let acks = m
-        .get_one::<String>("request-required-acks")
+fn acks(m: Option<&ArgMatches>, command: &Properties) -> Result<i16, CliError> {
+    let acks = flag::<String>(m, "request-required-acks")
         .or(command.get("acks"))
         .map_or("-1", |s| s.as_str());
     if !["all", "-1", "0", "1"].contains(&acks.trim()) {
@@ -375,6 +419,16 @@ fn compression(m: &ArgMatches) -> Result<Compression, CliError> {
     let codec = m
         .get_one::<String>("compression-codec")
         .map_or("none", |s| s.as_str());
+    Compression::from_name(codec).ok_or_else(|| {
+        CliError::Usage(format!(
+            "Invalid value {codec} for configuration compression.type: String must be one of: none, gzip, snappy, lz4, zstd"
+        ))
+    })
+}
+
+/// `compression.type` of a producer configured by properties alone (Kafka's default: none).
+fn compression_type(command: &Properties) -> Result<Compression, CliError> {
+    let codec = command.get("compression.type").map_or("none", |s| s.trim());
     Compression::from_name(codec).ok_or_else(|| {
         CliError::Usage(format!(
             "Invalid value {codec} for configuration compression.type: String must be one of: none, gzip, snappy, lz4, zstd"

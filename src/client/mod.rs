@@ -36,7 +36,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use error::{ClientError, Result};
-pub use producer::{BatchSettings, Producer, ProducerRecord, ProducerSettings};
+pub use producer::{BatchSettings, BatchStats, Producer, ProducerRecord, ProducerSettings};
 pub use topic_pattern::TopicPattern;
 pub use topics::{
     ConfigChange, ConfigEntry, NewTopic, PartitionDescription, PartitionIncrease,

@@ -82,6 +82,21 @@ pub struct Producer {
     record_limit: Option<usize>,
     /// Bytes in the builders.
     pending_bytes: usize,
+    /// What the batches handed to the backend so far were like.
+    stats: BatchStats,
+}
+
+/// The batches a producer handed to its backend, for its metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BatchStats {
+    /// Batches handed over.
+    pub batches: u64,
+    /// Records in them.
+    pub records: u64,
+    /// Their sizes before compression (records and batch headers), added up.
+    pub bytes: u64,
+    /// The largest one's size before compression.
+    pub max_bytes: u64,
 }
 
 /// Where finished batches go.
@@ -116,6 +131,7 @@ impl Client {
             builders: Vec::new(),
             record_limit: None,
             pending_bytes: 0,
+            stats: BatchStats::default(),
         }
     }
 }
@@ -124,6 +140,12 @@ impl Producer {
     /// Adds a record to its partition's batch, handing the batch over first when the record
     /// would not fit. A record refused by the checks is [`ClientError::InvalidRecord`].
     pub fn send(&mut self, record: ProducerRecord<'_>) -> Result<()> {
+        self.send_to(record).map(|_| ())
+    }
+
+    /// [`Producer::send`], returning the partition the record went to (for
+    /// [`Producer::acknowledged`]).
+    pub fn send_to(&mut self, record: ProducerRecord<'_>) -> Result<u32> {
         if self.builders.is_empty() {
             self.start()?;
         }
@@ -178,7 +200,7 @@ impl Producer {
         let before = builder.size();
         builder.append_sized(record_size, timestamp, key, value, headers);
         self.pending_bytes += builder.size() - before;
-        Ok(())
+        Ok(p as u32)
     }
 
     /// Learns the topic (its partitions, a producer id when idempotent, its limits) and sets
@@ -218,6 +240,11 @@ impl Producer {
     fn hand_over(&mut self, p: usize) -> Result<()> {
         let builder = &mut self.builders[p];
         self.pending_bytes -= builder.size() - BATCH_OVERHEAD;
+        let size = builder.size() as u64;
+        self.stats.batches += 1;
+        self.stats.records += builder.len() as u64;
+        self.stats.bytes += size;
+        self.stats.max_bytes = self.stats.max_bytes.max(size);
         match &mut self.sink {
             Sink::Local(writer) => writer.queue(p, builder),
             Sink::Remote(producer) => Ok(producer.push(p as u32, builder.build(0)?.into())?),
@@ -253,6 +280,36 @@ impl Producer {
             Sink::Local(writer) => writer.flush(),
             Sink::Remote(_) => Ok(()),
         }
+    }
+
+    /// The linger passed, for a producer that counts acknowledgements: every partial batch
+    /// goes, without waiting for anything (the embedded log hands them to its writer unless
+    /// it is still busy with earlier ones, which then take them along).
+    pub fn send_partial(&mut self) -> Result<()> {
+        self.hand_over_all()?;
+        match &mut self.sink {
+            Sink::Local(writer) => writer.hand_over_if_idle(),
+            Sink::Remote(_) => Ok(()),
+        }
+    }
+
+    /// How many records of each partition are acknowledged so far (durable on the embedded
+    /// log, acknowledged as `acks` asks by a cluster), counting from the first sent to it:
+    /// records of a partition are acknowledged in the order sent. Waits up to `wait` for an
+    /// acknowledgement when none is there yet; sends nothing that was not handed over already.
+    pub fn acknowledged(&mut self, wait: Duration) -> Result<Vec<u64>> {
+        match &mut self.sink {
+            Sink::Local(writer) => Ok(writer.acknowledged(wait)?.to_vec()),
+            Sink::Remote(producer) => {
+                producer.poll(wait)?;
+                Ok(producer.acked_records().collect())
+            }
+        }
+    }
+
+    /// What the batches handed to the backend so far were like.
+    pub fn batch_stats(&self) -> BatchStats {
+        self.stats
     }
 
     /// Sends everything added so far and returns once it is durable (the embedded log) or

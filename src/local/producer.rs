@@ -26,6 +26,15 @@ pub struct LocalWriter {
     pending_bytes: usize,
     /// Started with the first write.
     writer: Option<WriteBehind>,
+    /// Records per partition in the queues (see [`LocalWriter::acknowledged`]).
+    pending_records: Vec<u64>,
+    /// Records per partition of each job handed to the writer thread and not yet known to be
+    /// written, oldest first.
+    unwritten: std::collections::VecDeque<Vec<u64>>,
+    /// Jobs known to be written, of those handed over.
+    jobs_written: u64,
+    /// Records per partition known to be durable.
+    durable: Vec<u64>,
 }
 
 impl LocalWriter {
@@ -38,6 +47,10 @@ impl LocalWriter {
             pending: Vec::new(),
             pending_bytes: 0,
             writer: None,
+            pending_records: Vec::new(),
+            unwritten: std::collections::VecDeque::new(),
+            jobs_written: 0,
+            durable: Vec::new(),
         }
     }
 
@@ -60,6 +73,8 @@ impl LocalWriter {
                 }
             };
             self.pending = vec![Vec::new(); meta.partitions as usize];
+            self.pending_records = vec![0; meta.partitions as usize];
+            self.durable = vec![0; meta.partitions as usize];
             self.meta = Some(meta);
         }
         Ok(self.meta.as_ref().expect("set above"))
@@ -75,6 +90,7 @@ impl LocalWriter {
         }
         let queue = &mut self.pending[p];
         let before = queue.len();
+        self.pending_records[p] += builder.len() as u64;
         builder.build_into(0, queue)?;
         self.pending_bytes += queue.len() - before;
         Ok(())
@@ -89,9 +105,43 @@ impl LocalWriter {
     /// before, is fdatasync'ed.
     pub fn flush(&mut self) -> Result<()> {
         self.hand_over()?;
-        match &mut self.writer {
-            Some(writer) => writer.wait(),
-            None => Ok(()),
+        if let Some(writer) = &mut self.writer {
+            writer.wait()?;
+            self.settle(u64::MAX);
+        }
+        Ok(())
+    }
+
+    /// Hands the queued batches to the writer thread unless it is busy with earlier ones (then
+    /// they wait for the next call, growing meanwhile): a linger passing never makes the
+    /// producer wait for the disk.
+    pub fn hand_over_if_idle(&mut self) -> Result<()> {
+        if self.writer.as_ref().is_none_or(WriteBehind::has_room) {
+            self.hand_over()?;
+        }
+        Ok(())
+    }
+
+    /// Records per partition known to be durable, counting from the first; waits up to
+    /// `wait` for the oldest job in flight when none was written since the last call.
+    pub fn acknowledged(&mut self, wait: std::time::Duration) -> Result<&[u64]> {
+        if let Some(writer) = &mut self.writer {
+            let written = writer.poll(wait)?;
+            self.settle(written);
+        }
+        Ok(&self.durable)
+    }
+
+    /// Counts the records of the jobs written, up to `written` jobs in all (every job handed
+    /// over, with `u64::MAX`), as durable.
+    fn settle(&mut self, written: u64) {
+        while self.jobs_written < written
+            && let Some(job) = self.unwritten.pop_front()
+        {
+            self.jobs_written += 1;
+            for (d, n) in self.durable.iter_mut().zip(job) {
+                *d += n;
+            }
         }
     }
 
@@ -115,6 +165,9 @@ impl LocalWriter {
         let empty = writer.buffers(self.pending.len());
         let full = std::mem::replace(&mut self.pending, empty);
         self.pending_bytes = 0;
+        let records = vec![0; self.pending_records.len()];
+        self.unwritten
+            .push_back(std::mem::replace(&mut self.pending_records, records));
         writer.send(full)
     }
 }

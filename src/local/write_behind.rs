@@ -44,6 +44,8 @@ pub struct WriteBehind {
     failure: Option<ClientError>,
     /// Set once a failure was reported: nothing more is written.
     failed: bool,
+    /// Jobs written so far, in order (what a caller counting its jobs compares against).
+    written: u64,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -73,6 +75,7 @@ impl WriteBehind {
             spare: Vec::new(),
             failure: None,
             failed: false,
+            written: 0,
             thread: Some(thread),
         })
     }
@@ -109,6 +112,42 @@ impl WriteBehind {
         self.check()
     }
 
+    /// Takes the reports of the jobs written by now, waiting up to `wait` for the oldest one
+    /// when none is; fails with the first failure. Returns how many jobs were written in all.
+    pub fn poll(&mut self, wait: std::time::Duration) -> Result<u64> {
+        if self.in_flight > 0
+            && !wait.is_zero()
+            && let Ok(done) = self.done.recv_timeout(wait)
+        {
+            self.take(done);
+        }
+        self.collect(false);
+        self.check()?;
+        Ok(self.written)
+    }
+
+    /// Whether a job handed over now would be taken without waiting.
+    pub fn has_room(&self) -> bool {
+        self.in_flight < IN_FLIGHT
+    }
+
+    /// Takes one written job's report: its buffers for reuse, its failure if any.
+    fn take(&mut self, done: Done) {
+        let Done {
+            mut buffers,
+            result,
+        } = done;
+        self.in_flight -= 1;
+        buffers.iter_mut().for_each(Vec::clear);
+        self.spare.push(buffers);
+        match result {
+            Ok(()) => self.written += 1,
+            Err(e) => {
+                self.failure.get_or_insert(e);
+            }
+        }
+    }
+
     /// Takes the reports of written jobs; with `all`, waits for every job in flight.
     fn collect(&mut self, all: bool) {
         while self.in_flight > 0 {
@@ -118,17 +157,7 @@ impl WriteBehind {
                 self.done.try_recv()
             };
             match done {
-                Ok(Done {
-                    mut buffers,
-                    result,
-                }) => {
-                    self.in_flight -= 1;
-                    buffers.iter_mut().for_each(Vec::clear);
-                    self.spare.push(buffers);
-                    if let Err(e) = result {
-                        self.failure.get_or_insert(e);
-                    }
-                }
+                Ok(done) => self.take(done),
                 Err(TryRecvError::Empty) => return,
                 Err(TryRecvError::Disconnected) => {
                     // Stopped after a failure (reported above) or panicked.

@@ -185,4 +185,5 @@ impl Kafkit {
 
 pub mod broker;
 pub mod offsets;
+pub mod perf;
 pub mod server;

@@ -16,6 +16,7 @@ mod get_offsets;
 mod groups;
 mod json;
 mod kcat;
+mod perf_test;
 mod producer;
 mod quickstart;
 mod restart;

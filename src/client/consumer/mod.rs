@@ -294,6 +294,12 @@ impl Consumer {
         records
     }
 
+    /// How many partitions the consumer reads now (for a group member, its share once
+    /// assigned).
+    pub fn assigned_partitions(&self) -> usize {
+        self.assigned.len()
+    }
+
     /// Records left before every partition reaches the end it had when assigned (for a
     /// progress bar with `until_end`); `None` until partitions are assigned.
     pub fn remaining_to_end(&self) -> Option<u64> {

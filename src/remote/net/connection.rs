@@ -10,7 +10,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Buf, Bytes, BytesMut};
 use kafka_protocol::messages::ApiVersionsRequest;
 use kafka_protocol::protocol::StrBytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -96,7 +96,14 @@ pub struct Connection {
     next_correlation_id: i32,
     poisoned: bool,
     config: ClientConfig,
+    /// Bytes read and not yet returned as a frame. Reads go through it so that one cut off by
+    /// a timeout loses nothing: an answer may be waited for in slices
+    /// ([`Connection::receive_within`]).
+    inbox: BytesMut,
 }
+
+/// How much a read asks for while a frame's length is not known yet.
+const READ_CHUNK: usize = 8192;
 
 impl Connection {
     /// Connects to `socket` (named `addr` in messages, and the name TLS verifies), then runs the
@@ -139,6 +146,7 @@ impl Connection {
             next_correlation_id: 0,
             poisoned: false,
             config: config.clone(),
+            inbox: BytesMut::new(),
         };
         conn.handshake().await.map_err(|e| {
             ConnectFailure::Handshake(tls::explain_late(e, config.security.protocol))
@@ -217,6 +225,21 @@ impl Connection {
     pub async fn receive<R: Api>(&mut self, version: i16, id: i32) -> Result<R::Response> {
         let frame = self.read_frame(R::NAME).await?;
         self.decode::<R>(frame, version, id)
+    }
+
+    /// [`Connection::receive`] waiting at most `wait` (zero: only what has arrived): `None`
+    /// when the answer is not all there yet. What did arrive is kept for the next read, and
+    /// the connection stays usable.
+    pub async fn receive_within<R: Api>(
+        &mut self,
+        version: i16,
+        id: i32,
+        wait: Duration,
+    ) -> Result<Option<R::Response>> {
+        match self.frame_within(R::NAME, wait).await? {
+            Some(frame) => self.decode::<R>(frame, version, id).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// ApiVersions at our highest version; if the broker is older it answers
@@ -319,31 +342,37 @@ impl Connection {
 
     /// Reads the next response frame within the request timeout.
     async fn read_frame(&mut self, api: &'static str) -> Result<Bytes> {
+        let timeout = self.config.request_timeout;
+        match self.frame_within(api, timeout).await? {
+            Some(frame) => Ok(frame),
+            None => {
+                // The answer is late: its remains would be taken for the next one.
+                self.poisoned = true;
+                Err(RemoteError::Timeout {
+                    addr: self.addr.clone(),
+                    api,
+                    timeout_ms: timeout.as_millis(),
+                })
+            }
+        }
+    }
+
+    /// Reads the next response frame, waiting at most `wait`; `None` when it has not all
+    /// arrived by then (what did stays in `inbox`).
+    async fn frame_within(&mut self, api: &'static str, wait: Duration) -> Result<Option<Bytes>> {
         if self.poisoned {
             return Err(RemoteError::Closed {
                 addr: self.addr.clone(),
                 api,
             });
         }
-        let timeout = self.config.request_timeout;
         let limit = self.config.max_response_bytes;
-        let result = tokio::time::timeout(timeout, async {
-            let mut prefix = [0u8; 4];
-            self.stream.read_exact(&mut prefix).await?;
-            let size = frame::check_size(prefix, limit).map_err(Oversize)?;
-            let mut body = vec![0u8; size];
-            self.stream.read_exact(&mut body).await?;
-            Ok::<_, ReadError>(Bytes::from(body))
-        })
-        .await;
+        let result =
+            tokio::time::timeout(wait, next_frame(&mut self.stream, &mut self.inbox, limit)).await;
         let addr = || self.addr.clone();
         let err = match result {
-            Ok(Ok(frame)) => return Ok(frame),
-            Err(_) => RemoteError::Timeout {
-                addr: addr(),
-                api,
-                timeout_ms: timeout.as_millis(),
-            },
+            Ok(Ok(frame)) => return Ok(Some(frame)),
+            Err(_) => return Ok(None),
             Ok(Err(ReadError::Oversize(Oversize(FrameError::TooLarge(size))))) => {
                 RemoteError::FrameTooLarge {
                     addr: addr(),
@@ -385,6 +414,32 @@ impl Connection {
             addr: self.addr.clone(),
             api,
             reason,
+        }
+    }
+}
+
+/// Reads from `stream` into `inbox` until it holds a whole frame (size prefix and body), and
+/// returns the body. Cancel-safe: `read_buf` takes nothing from the stream unless it returns,
+/// and what it took stays in `inbox`.
+async fn next_frame(
+    stream: &mut Stream,
+    inbox: &mut BytesMut,
+    limit: usize,
+) -> std::result::Result<Bytes, ReadError> {
+    loop {
+        if inbox.len() >= 4 {
+            let prefix = [inbox[0], inbox[1], inbox[2], inbox[3]];
+            let size = frame::check_size(prefix, limit).map_err(Oversize)?;
+            if inbox.len() >= 4 + size {
+                inbox.advance(4);
+                return Ok(inbox.split_to(size).freeze());
+            }
+            inbox.reserve(4 + size - inbox.len());
+        } else {
+            inbox.reserve(READ_CHUNK);
+        }
+        if stream.read_buf(inbox).await? == 0 {
+            return Err(ReadError::Io(std::io::ErrorKind::UnexpectedEof.into()));
         }
     }
 }

@@ -96,6 +96,8 @@ struct PartitionQueue {
     failed: bool,
     /// The last error, for the message when a batch expires.
     last_error: Option<String>,
+    /// Records of this partition acknowledged so far, counting from the first.
+    acked_records: u64,
 }
 
 /// A Produce request whose answer is due.
@@ -228,6 +230,23 @@ impl Producer {
         self.sender.remember(result)
     }
 
+    /// Reads the answers that arrive within `wait` (zero: those already there) without
+    /// blocking on the rest, and sends what the pipelines then allow (see
+    /// [`Producer::acked_records`]).
+    pub fn poll(&mut self, wait: Duration) -> Result<()> {
+        self.sender.check()?;
+        let deadline = Instant::now() + wait;
+        let result = self.runtime.block_on(self.sender.poll(deadline));
+        self.sender.remember(result)
+    }
+
+    /// Records acknowledged per partition so far, each partition's in the order sent: a
+    /// record is acknowledged once the batch holding it and every earlier batch of its
+    /// partition are.
+    pub fn acked_records(&self) -> impl Iterator<Item = u64> + '_ {
+        self.sender.queues.iter().map(|q| q.acked_records)
+    }
+
     /// Sends every queued batch and returns once all are acknowledged as `acks` asks (at once
     /// with acks=0).
     pub fn flush(&mut self) -> Result<()> {
@@ -268,14 +287,16 @@ fn record_count(batch: &[u8]) -> i64 {
 }
 
 impl PartitionQueue {
-    /// Drops acknowledged batches from the front.
+    /// Drops acknowledged batches from the front, counting their records.
     fn pop_acked(&mut self) {
         while self
             .slots
             .front()
             .is_some_and(|s| s.state == SlotState::Acked)
         {
-            self.slots.pop_front();
+            if let Some(slot) = self.slots.pop_front() {
+                self.acked_records += record_count(&slot.batch) as u64;
+            }
         }
     }
 }

@@ -4,10 +4,12 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
-use kafka_protocol::messages::ProduceRequest;
 use kafka_protocol::messages::TopicName;
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 use kafka_protocol::protocol::StrBytes;
+use std::time::Duration;
+use tokio::time::Instant;
 
 use super::routing::{connect, probe_leader};
 use super::{
@@ -271,6 +273,61 @@ impl Sender {
             ])
     }
 
+    /// Reads the answers that arrive by `deadline` from every leader, settling their batches,
+    /// then sends what the pipelines allow. A failure recovers as in [`Sender::drive`].
+    pub(super) async fn poll(&mut self, deadline: Instant) -> Result<()> {
+        loop {
+            let mut settled = false;
+            let leaders: Vec<i32> = self
+                .in_flight
+                .iter()
+                .filter(|(_, q)| !q.is_empty())
+                .map(|(l, _)| *l)
+                .collect();
+            for leader in leaders {
+                if self.recovering {
+                    break;
+                }
+                let wait = deadline.saturating_duration_since(Instant::now());
+                settled |= self.receive_within(leader, wait).await?;
+            }
+            if self.recovering {
+                return self.drive(false).await;
+            }
+            if !settled {
+                return self.drive(false).await;
+            }
+        }
+    }
+
+    /// Settles the oldest answer due from `leader` if it arrives within `wait`; `false` when
+    /// it has not.
+    async fn receive_within(&mut self, leader: i32, wait: Duration) -> Result<bool> {
+        let Some(request) = self.in_flight.get(&leader).and_then(VecDeque::front) else {
+            return Ok(false);
+        };
+        let (version, id) = (request.version, request.id);
+        let Some(conn) = self.conns.get_mut(&leader) else {
+            return self.receive(leader).await.map(|()| true);
+        };
+        match conn
+            .receive_within::<ProduceRequest>(version, id, wait)
+            .await
+        {
+            Ok(None) => Ok(false),
+            Ok(Some(response)) => {
+                let addr = conn.addr().to_string();
+                let request = self
+                    .in_flight
+                    .get_mut(&leader)
+                    .and_then(VecDeque::pop_front)
+                    .expect("looked at above");
+                self.settle(request, response, addr).map(|()| true)
+            }
+            Err(e) => self.connection_lost(leader, e, &[]).map(|()| true),
+        }
+    }
+
     /// Reads the oldest answer due from `leader` and settles its batches.
     async fn receive(&mut self, leader: i32) -> Result<()> {
         let Some(request) = self
@@ -307,6 +364,11 @@ impl Sender {
             }
         };
         let addr = conn.addr().to_string();
+        self.settle(request, response, addr)
+    }
+
+    /// Settles the batches of `request` by its `response` from the broker at `addr`.
+    fn settle(&mut self, request: InFlight, response: ProduceResponse, addr: String) -> Result<()> {
         let mut answers: HashMap<i32, (i16, Option<String>)> = HashMap::new();
         for topic in &response.responses {
             for p in &topic.partition_responses {
