@@ -9,6 +9,7 @@
 //! - `languages`: kafka-python and kafkajs.
 //! - `same_answers`: our tools print the same through the server as on its directory.
 //! - `groups`: consumer groups over the network, offsets shared with the directory.
+//! - `perf`: the perf-test tools, ours and Kafka's.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -19,4 +20,5 @@ mod groups;
 mod hostile;
 mod languages;
 mod lifecycle;
+mod perf;
 mod same_answers;
