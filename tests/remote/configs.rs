@@ -324,6 +324,15 @@ fn group_and_broker_configs_match_kafkas_tool() {
         out,
         "Completed updating default config for brokers in the cluster.\n"
     );
+    // A broker applies a dynamic config change through its metadata log, a moment after it
+    // answers: wait until it shows, so that both tools describe the same state.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while broker::ok(TOOL, &["--describe", "--broker-defaults"], None)
+        .contains("log.cleaner.backoff.ms")
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     same(&["--describe", "--broker-defaults"], None);
     same_error(
         &[

@@ -49,7 +49,8 @@ pub async fn handle(broker: &Arc<Broker>, _: i16, request: FetchRequest) -> Opti
         let (b, w) = (Arc::clone(broker), Arc::clone(&wanted));
         let (topics, bytes, errors) = blocking(move || read_all(&b, &w, max_bytes)).await;
         let now = Instant::now();
-        if bytes >= min_bytes.max(1) || errors || now >= deadline {
+        // min_bytes 0 answers at once, as in Kafka.
+        if bytes >= min_bytes || errors || now >= deadline {
             return Some(FetchResponse::default().with_responses(topics));
         }
         let wait = POLL.min(deadline - now);
