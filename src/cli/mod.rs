@@ -313,8 +313,16 @@ pub fn run_tool_without_required_args(
     cmd: clap::Command,
     run: impl FnOnce(&clap::ArgMatches) -> Result<(), CliError>,
 ) -> ExitCode {
+    // An unknown `--flag` is an error, not the value of a positional argument.
+    let cmd = with_version_arg(cmd).mut_args(|a| {
+        if a.is_positional() {
+            a.allow_hyphen_values(false)
+        } else {
+            a
+        }
+    });
     run_parsed(
-        with_version_arg(cmd),
+        cmd,
         "",
         Dialect::JoptSimple,
         std::env::args_os().collect(),

@@ -55,6 +55,13 @@ pub fn command() -> Command {
 
 /// Entry point of the `kafka-server-start` binary.
 pub fn main() -> ExitCode {
+    // What Kafka's script takes first; said plainly rather than parsed as `-d`.
+    if std::env::args().skip(1).any(|a| a == "-daemon") {
+        eprintln!(
+            "-daemon is not supported: run kafka-server-start in the background with your shell (&, nohup) or a service manager (see kafka-server-start --help)"
+        );
+        return ExitCode::from(2);
+    }
     super::run_tool_without_required_args(command(), run)
 }
 

@@ -158,6 +158,12 @@ fn client_listener(list: &str, props: &BTreeMap<String, String>) -> Result<Liste
             candidates.push(listener);
         }
     }
+    if candidates.len() > 1 {
+        return Err(format!(
+            "listeners '{list}' names {} client listeners; kafka-server-start serves one (keep one, such as {DEFAULT_LISTENER})",
+            candidates.len()
+        ));
+    }
     let Some(listener) = candidates.into_iter().next() else {
         return Err(format!(
             "listeners '{list}' has no client listener (only controller listeners); add one such as {DEFAULT_LISTENER}"
@@ -201,7 +207,12 @@ fn parse_listener(entry: &str) -> Result<Listener, String> {
     };
     let (name, address) = entry.trim().split_once("://").ok_or_else(bad)?;
     let (host, port) = address.rsplit_once(':').ok_or_else(bad)?;
-    let port: u16 = port.parse().map_err(|_| bad())?;
+    let port: u16 = port.parse().map_err(|_| match port.parse::<u64>() {
+        Ok(_) => {
+            format!("listener '{entry}' has port {port}; a port is 0 to 65535 (0 picks a free one)")
+        }
+        Err(_) => bad(),
+    })?;
     let host = host.trim_start_matches('[').trim_end_matches(']');
     if name.is_empty() {
         return Err(bad());

@@ -43,6 +43,11 @@ impl Logger {
         self.write(Level::Debug, msg);
     }
 
+    /// The ready line: an INFO line written whatever the level.
+    pub fn ready(&self, msg: &str) {
+        Logger { min: Level::Debug }.write(Level::Info, msg);
+    }
+
     pub fn info(&self, msg: &str) {
         self.write(Level::Info, msg);
     }

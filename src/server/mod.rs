@@ -117,10 +117,10 @@ async fn serve(
     let mut interrupt = signal(SignalKind::interrupt()).map_err(|e| StartError(e.to_string()))?;
     let mut terminate = signal(SignalKind::terminate()).map_err(|e| StartError(e.to_string()))?;
     let broker = Arc::new(Broker::new(dir, config, advertised.clone(), logger));
-    broker.log.info(&format!(
-        "Kafka Server started: listening on PLAINTEXT://{bound}, advertised as {}:{}, serving {} (node id {}, cluster id {})",
-        advertised.0,
-        advertised.1,
+    // Printed even with --quiet: scripts wait for it.
+    broker.log.ready(&format!(
+        "Kafka Server started: listening on PLAINTEXT://{bound}, advertised as {}, serving {} (node id {}, cluster id {})",
+        host_port(&advertised.0, advertised.1),
         broker.dir.root().display(),
         broker.config.node_id,
         broker.cluster_id
@@ -167,6 +167,15 @@ async fn serve(
     Ok(signal)
 }
 
+/// `host:port`, with an IPv6 address in brackets.
+fn host_port(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
 /// What clients are told to connect to: `advertised.listeners`, else the bound address
 /// (`localhost` for a listener on all interfaces).
 fn advertised_address(config: &ServerConfig, bound: SocketAddr) -> (String, u16) {
@@ -180,6 +189,7 @@ fn advertised_address(config: &ServerConfig, bound: SocketAddr) -> (String, u16)
             (host, if *port == 0 { bound.port() } else { *port })
         }
         None if bound.ip().is_unspecified() => ("localhost".to_string(), bound.port()),
+        // Clients take the host as it is; an IPv6 address needs no brackets there.
         None => (bound.ip().to_string(), bound.port()),
     }
 }
