@@ -90,6 +90,20 @@ fn refusals_are_one_line_and_nonzero() {
             ],
             "missing.properties",
         ),
+        (
+            vec!["-daemon".into(), "server.properties".into()],
+            "-daemon is not supported",
+        ),
+        (vec!["--frob".into()], "frob is not a recognized option"),
+        (
+            vec![
+                "--log-dir".into(),
+                other_dir.display().to_string(),
+                "--override".into(),
+                "listeners=PLAINTEXT://127.0.0.1:0,EXTERNAL://127.0.0.1:0".into(),
+            ],
+            "serves one",
+        ),
     ];
     for (args, expected) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
