@@ -227,6 +227,47 @@ impl Session {
     pub fn layout(&self, pattern: &str) -> Vec<PartitionState> {
         Layout::parse(&self.ours_ok("kafka-topics", &["--describe", "--topic", pattern]))
     }
+
+    /// What our `kafka-consumer-groups --describe --state` says of `group`; `None` while it
+    /// fails (the coordinator moving) or the group does not exist.
+    pub fn group_state(&self, group: &str) -> Option<GroupState> {
+        let out = self.ours(
+            "kafka-consumer-groups",
+            &["--describe", "--group", group, "--state"],
+        );
+        if !out.status.success() {
+            return None;
+        }
+        // GROUP  COORDINATOR (ID)  ASSIGNMENT-STRATEGY  STATE  #MEMBERS
+        let stdout = text(&out.stdout);
+        let fields: Vec<&str> = stdout.lines().nth(2)?.split_whitespace().collect();
+        let [_, _, id, _, state, members] = fields[..] else {
+            return None;
+        };
+        Some(GroupState {
+            coordinator: id.trim_matches(['(', ')']).parse().ok()?,
+            state: state.to_string(),
+            members: members.parse().ok()?,
+        })
+    }
+
+    /// The group's coordinator now.
+    pub fn coordinator(&self, group: &str) -> u32 {
+        let mut found = None;
+        self.wait_for(&format!("the coordinator of {group}"), || {
+            found = self.group_state(group).map(|s| s.coordinator);
+            found.is_some()
+        });
+        found.expect("found above")
+    }
+}
+
+/// A group's line in `kafka-consumer-groups --describe --state`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupState {
+    pub coordinator: u32,
+    pub state: String,
+    pub members: u32,
 }
 
 /// A tool's output that must be a success without a panic: its stdout.
@@ -282,4 +323,10 @@ impl Layout {
 /// Kafka's topic names for a test: `prefix-<pid>-<n>`.
 pub fn unique(prefix: &str) -> String {
     broker::unique_topic(prefix)
+}
+
+/// A line straight to the terminal, past libtest's capture: for measurements worth seeing in
+/// every run (CI's log), not only when a test fails.
+pub fn report(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
