@@ -17,4 +17,5 @@ mod common;
 mod groups;
 mod harness;
 mod produce;
+mod reset;
 mod topics;
