@@ -1,6 +1,8 @@
-//! `kafka-consumer-groups --reset-offsets --execute` and `--describe` on three nodes while the
-//! group's coordinator moves (its node killed a moment before). Java's tool on the same state
-//! is the oracle.
+//! `kafka-consumer-groups --reset-offsets --execute` and `--describe` on three nodes: while the
+//! group's coordinator moves (its node killed a moment before), and while a partition's only
+//! replica is down (the partition has no leader). Java's tool on the same state is the oracle.
+
+use std::process::Output;
 
 use crate::common::broker::GROUP_COMMAND;
 use crate::common::{sorted, text};
@@ -26,6 +28,19 @@ fn produce_keyed(c: &Session, topic: &str) {
         Some(input.as_bytes()),
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// Our error for a failure Java reports with `Error: ...` on stdout (and status 0): the same
+/// line on stderr, status 1 (a deliberate difference).
+fn our_error_is_javas(ours: &Output, java: &Output) {
+    let java_line = text(&java.stdout)
+        .lines()
+        .find(|l| l.starts_with("Error: "))
+        .unwrap_or_else(|| panic!("Java printed no error: {}", text(&java.stdout)))
+        .to_string();
+    assert_eq!(ours.status.code(), Some(1), "{}", text(&ours.stdout));
+    assert_eq!(text(&ours.stderr), format!("{java_line}\n"));
+    assert_eq!(text(&ours.stdout), "");
 }
 
 #[test]
@@ -107,6 +122,133 @@ fn reset_and_describe_ride_out_a_coordinator_that_moves() {
         G,
         GROUP_COMMAND,
         &["--describe", "--group", &reset],
+        str::to_string,
+    );
+}
+
+#[test]
+fn reset_and_describe_with_a_partition_whose_only_replica_is_down() {
+    let Some(c) = Session::begin() else {
+        return;
+    };
+    // Partition p lives on node p + 1 only.
+    let topic = unique("lonely");
+    let group = unique("lonely-group");
+    c.ours_ok(
+        "kafka-topics",
+        &[
+            "--create",
+            "--topic",
+            &topic,
+            "--replica-assignment",
+            "1,2,3",
+        ],
+    );
+    produce_keyed(&c, &topic);
+    c.ours_ok(
+        G,
+        &[
+            "--reset-offsets",
+            "--group",
+            &group,
+            "--topic",
+            &topic,
+            "--to-latest",
+            "--execute",
+        ],
+    );
+    // A node other than the coordinator's, so that only the partition goes.
+    let coordinator = c.coordinator(&group);
+    let down = [1, 2, 3]
+        .into_iter()
+        .find(|n| *n != coordinator)
+        .expect("a node");
+    let lonely = down - 1;
+    c.stop(down);
+    c.wait_for("the partition without a leader", || {
+        c.layout(&topic)[lonely as usize].leader.is_none()
+    });
+
+    // Its log end is unknown: "-", as Java shows it.
+    let described = c.same_as_java(
+        G,
+        GROUP_COMMAND,
+        &["--describe", "--group", &group],
+        str::to_string,
+    );
+    let unknown: Vec<String> = described
+        .lines()
+        .skip(2)
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() > 4 && f[4] == "-")
+        .map(|f| f[2].to_string())
+        .collect();
+    assert_eq!(unknown, [lonely.to_string()], "{described}");
+    c.same_as_java(
+        G,
+        GROUP_COMMAND,
+        &["--describe", "--group", &group, "--offsets", "--verbose"],
+        str::to_string,
+    );
+
+    // A reset that touches it fails as Java's does, changing nothing.
+    let whole = format!("{topic}:{lonely}");
+    for args in [
+        vec![
+            "--reset-offsets",
+            "--group",
+            &group,
+            "--all-topics",
+            "--to-earliest",
+            "--execute",
+        ],
+        vec![
+            "--reset-offsets",
+            "--group",
+            &group,
+            "--topic",
+            &topic,
+            "--shift-by",
+            "-1",
+            "--dry-run",
+        ],
+        vec![
+            "--reset-offsets",
+            "--group",
+            &group,
+            "--topic",
+            &whole,
+            "--to-offset",
+            "0",
+            "--execute",
+        ],
+    ] {
+        let ours = c.ours(G, &args);
+        let java = c.java(GROUP_COMMAND, &args);
+        our_error_is_javas(&ours, &java);
+    }
+    // The partitions that have a leader can be reset.
+    let others: Vec<String> = (0..3)
+        .filter(|p| *p != lonely)
+        .map(|p| p.to_string())
+        .collect();
+    let others = format!("{topic}:{}", others.join(","));
+    let args = [
+        "--reset-offsets",
+        "--group",
+        &group,
+        "--topic",
+        &others,
+        "--to-earliest",
+        "--execute",
+    ];
+    let ours = c.ours_ok(G, &args);
+    let java = c.java_ok(GROUP_COMMAND, &args);
+    assert_eq!(sorted(&ours), sorted(&java));
+    c.same_as_java(
+        G,
+        GROUP_COMMAND,
+        &["--describe", "--group", &group],
         str::to_string,
     );
 }
