@@ -14,6 +14,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bootstrap;
 mod groups;
 mod harness;
 mod produce;
