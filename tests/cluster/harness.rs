@@ -32,6 +32,18 @@ fn script() -> PathBuf {
 pub struct Session {
     _turn: MutexGuard<'static, ()>,
     cluster: &'static Watchdog,
+    /// When the test's turn came: its time is reported at the end (CI's budget is tight).
+    started: Instant,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let name = std::thread::current().name().unwrap_or("?").to_string();
+        report(&format!(
+            "cluster test {name}: {:.0} s",
+            self.started.elapsed().as_secs_f64()
+        ));
+    }
 }
 
 impl Session {
@@ -58,6 +70,7 @@ impl Session {
         let session = Session {
             _turn: turn,
             cluster,
+            started: Instant::now(),
         };
         session.make_whole();
         Some(session)
