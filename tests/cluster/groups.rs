@@ -236,6 +236,47 @@ fn start_producer(
     (producer, written, feeder)
 }
 
+/// The three members of `group`, one after the other, each waited for; then the lone member of
+/// `idle`, which commits nothing.
+fn start_members(
+    c: &Session,
+    dir: &Path,
+    topic: &str,
+    group: &str,
+    idle: &str,
+) -> (Vec<Member>, Member) {
+    // KIP-848 first, so that the group is a consumer group from the start, which classic members
+    // then join as they are. (A classic group that meets its first KIP-848 member is converted,
+    // and Kafka 4.3.1 can fail that conversion in the middle of a rebalance with
+    // UNKNOWN_SERVER_ERROR, which Java's consumer treats as fatal too.)
+    let kip848 = ["--command-property", "group.protocol=consumer"];
+    let mut members = Vec::new();
+    for (name, java, extra) in [
+        ("kafkit-kip848", false, &kip848[..]),
+        ("kafkit-classic", false, &[][..]),
+        ("java-classic", true, &[][..]),
+    ] {
+        members.push(Member::start(
+            c,
+            dir,
+            name,
+            java,
+            &member_args(topic, group, extra),
+        ));
+        wait_for_members(c, group, members.len());
+    }
+    let no_commits = ["--command-property", "enable.auto.commit=false"];
+    let lone = Member::start(
+        c,
+        dir,
+        "kafkit-classic-idle",
+        false,
+        &member_args(topic, idle, &no_commits),
+    );
+    wait_for_members(c, idle, 1);
+    (members, lone)
+}
+
 #[test]
 fn a_mixed_group_reads_and_commits_on_while_its_coordinator_is_killed() {
     let Some(c) = Session::begin() else {
@@ -259,50 +300,7 @@ fn a_mixed_group_reads_and_commits_on_while_its_coordinator_is_killed() {
         ],
     );
     let dir = tempfile::tempdir().expect("temp dir");
-    // KIP-848 first, so that the group is a consumer group from the start, which classic members
-    // then join as they are. (A classic group that meets its first KIP-848 member is converted,
-    // and Kafka 4.3.1 can fail that conversion in the middle of a rebalance with
-    // UNKNOWN_SERVER_ERROR, which Java's consumer treats as fatal too.)
-    let mut members = vec![Member::start(
-        &c,
-        dir.path(),
-        "kafkit-kip848",
-        false,
-        &member_args(
-            &topic,
-            &group,
-            &["--command-property", "group.protocol=consumer"],
-        ),
-    )];
-    wait_for_members(&c, &group, 1);
-    members.push(Member::start(
-        &c,
-        dir.path(),
-        "kafkit-classic",
-        false,
-        &member_args(&topic, &group, &[]),
-    ));
-    wait_for_members(&c, &group, 2);
-    members.push(Member::start(
-        &c,
-        dir.path(),
-        "java-classic",
-        true,
-        &member_args(&topic, &group, &[]),
-    ));
-    wait_for_members(&c, &group, 3);
-    let lone = Member::start(
-        &c,
-        dir.path(),
-        "kafkit-classic-idle",
-        false,
-        &member_args(
-            &topic,
-            &idle,
-            &["--command-property", "enable.auto.commit=false"],
-        ),
-    );
-    wait_for_members(&c, &idle, 1);
+    let (members, lone) = start_members(&c, dir.path(), &topic, &group, &idle);
 
     let (producer, written, feeder) = start_producer(&c, &topic);
     c.wait_for("a quarter of the records written", || {

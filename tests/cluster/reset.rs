@@ -126,6 +126,22 @@ fn reset_and_describe_ride_out_a_coordinator_that_moves() {
     );
 }
 
+/// Resets that touch partition `lonely` of `topic`, which has no leader, fail as Java's do.
+fn refusals_match_java(c: &Session, group: &str, topic: &str, lonely: u32) {
+    let whole = format!("{topic}:{lonely}");
+    let reset = ["--reset-offsets", "--group", group];
+    for scope in [
+        &["--all-topics", "--to-earliest", "--execute"][..],
+        &["--topic", topic, "--shift-by", "-1", "--dry-run"][..],
+        &["--topic", &whole, "--to-offset", "0", "--execute"][..],
+    ] {
+        let args = [&reset[..], scope].concat();
+        let ours = c.ours(G, &args);
+        let java = c.java(GROUP_COMMAND, &args);
+        our_error_is_javas(&ours, &java);
+    }
+}
+
 #[test]
 fn reset_and_describe_with_a_partition_whose_only_replica_is_down() {
     let Some(c) = Session::begin() else {
@@ -192,41 +208,7 @@ fn reset_and_describe_with_a_partition_whose_only_replica_is_down() {
     );
 
     // A reset that touches it fails as Java's does, changing nothing.
-    let whole = format!("{topic}:{lonely}");
-    for args in [
-        vec![
-            "--reset-offsets",
-            "--group",
-            &group,
-            "--all-topics",
-            "--to-earliest",
-            "--execute",
-        ],
-        vec![
-            "--reset-offsets",
-            "--group",
-            &group,
-            "--topic",
-            &topic,
-            "--shift-by",
-            "-1",
-            "--dry-run",
-        ],
-        vec![
-            "--reset-offsets",
-            "--group",
-            &group,
-            "--topic",
-            &whole,
-            "--to-offset",
-            "0",
-            "--execute",
-        ],
-    ] {
-        let ours = c.ours(G, &args);
-        let java = c.java(GROUP_COMMAND, &args);
-        our_error_is_javas(&ours, &java);
-    }
+    refusals_match_java(&c, &group, &topic, lonely);
     // The partitions that have a leader can be reset.
     let others: Vec<String> = (0..3)
         .filter(|p| *p != lonely)
