@@ -77,6 +77,17 @@ fn reset_and_describe_ride_out_a_coordinator_that_moves() {
             ],
         );
     }
+    // The view before, ours and Java's. It also gives the followers of __consumer_offsets time
+    // to learn its high watermark past the commits above (up to replica.fetch.wait.max.ms, 500
+    // ms): a coordinator elected on one of them serves reads at that mark, so a kill right
+    // after the commits could leave the new coordinator without the group for a moment, for
+    // Java's tool as for ours.
+    let before = c.same_as_java(
+        G,
+        GROUP_COMMAND,
+        &["--describe", "--group", &described],
+        str::to_string,
+    );
     let from = c.coordinator(&reset);
     c.kill(from);
     // Both at once, the moment the node is gone: they wait for the group to move.
@@ -118,6 +129,10 @@ fn reset_and_describe_ride_out_a_coordinator_that_moves() {
     );
     let java_described = c.java_ok(GROUP_COMMAND, &["--describe", "--group", &described]);
     assert_eq!(ours_described, java_described);
+    assert_eq!(
+        ours_described, before,
+        "nothing changed but the coordinator"
+    );
     c.same_as_java(
         G,
         GROUP_COMMAND,
