@@ -276,6 +276,10 @@ run)
     start_cluster "$dir" "${wrapper[@]}"
     # One write for both lines (see kafka-broker.sh run).
     printf '%s\n%s\n' "$(<"$dir/bootstrap")" "$dir"
+    # Nothing more for the owner, whose ends of the pipes close when it exits: bash's notice of
+    # a node killed meanwhile ("Killed ...") would then be written to a closed pipe, and the
+    # SIGPIPE would end this script before its cleanup.
+    exec >/dev/null 2>&1
     while read -r _; do :; done || true
     ;;
 *)
