@@ -180,6 +180,9 @@ impl RemoteError {
 /// others fall back to the code's name.
 fn description(code: i16) -> Option<&'static str> {
     Some(match code {
+        // What a broker answers when a request hit a bug of its own (Kafka 4.3.1's coordinator
+        // does, converting a classic group that is mid-rebalance for a KIP-848 member).
+        -1 => "The server experienced an unexpected error when processing the request.",
         1 => "The requested offset is not within the range of offsets maintained by the server.",
         2 => {
             "This message has failed its CRC checksum, exceeds the valid size, has a null key for a compacted topic, or is otherwise corrupt."
@@ -219,3 +222,20 @@ fn description(code: i16) -> Option<&'static str> {
 
 /// Result alias for the remote client.
 pub type Result<T, E = RemoteError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_without_a_message_get_kafkas_words() {
+        assert_eq!(
+            RemoteError::broker(-1, None).to_string(),
+            "The server experienced an unexpected error when processing the request."
+        );
+        assert_eq!(
+            RemoteError::broker(19, Some("")).to_string(),
+            "Messages are rejected since there are fewer in-sync replicas than required."
+        );
+    }
+}

@@ -4,8 +4,10 @@
 //! resets offsets), DeleteGroups and OffsetDelete.
 //!
 //! Group requests go to the group's coordinator (see [`super::coordinator`]); an answer saying
-//! the coordinator moved or is loading is retried with a fresh lookup, with backoff, within
-//! `request.timeout.ms`.
+//! the coordinator moved or is loading, or a connection lost to it, is retried with a fresh
+//! lookup, with backoff, within `request.timeout.ms`. ListOffsets likewise retries partitions
+//! whose leader cannot be reached or has moved. So a command run while a node dies waits for
+//! the cluster to move its groups and partitions elsewhere, as Java's admin client does.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -98,13 +100,16 @@ pub type OffsetDeleteOutcome = (i16, Vec<(Tp, i16)>);
 const BACKOFF: Duration = Duration::from_millis(100);
 
 impl Client {
-    /// A connection to `group`'s coordinator.
+    /// A connection to `group`'s coordinator, asked through the bootstrap connection (opened
+    /// again if its broker went away).
     async fn coordinator(&mut self, group: &str) -> Result<Coordinator> {
-        find_coordinator(&mut self.conn, group).await
+        find_coordinator(self.live_connection().await?, group).await
     }
 
     /// Runs `call` against `group`'s coordinator until it answers with something other than a
-    /// coordinator error (moved, loading, not available), within `request.timeout.ms`.
+    /// coordinator error (moved, loading, not available) or the connection fails, within
+    /// `request.timeout.ms`. A coordinator whose node died is named by FindCoordinator until
+    /// the cluster has fenced the node and moved the group: until then connecting fails.
     async fn at_coordinator<T>(
         &mut self,
         group: &str,
@@ -112,16 +117,18 @@ impl Client {
     ) -> Result<(T, Coordinator)> {
         let deadline = tokio::time::Instant::now() + self.conn.request_timeout();
         loop {
-            let mut c = self.coordinator(group).await?;
-            match call.call(&mut c.conn).await {
+            let attempt = match self.coordinator(group).await {
+                Ok(mut c) => call.call(&mut c.conn).await.map(|v| (v, c)),
+                Err(e) => Err(e),
+            };
+            match attempt {
                 Err(e)
-                    if e.code().is_some_and(is_coordinator_error)
+                    if (e.code().is_some_and(is_coordinator_error) || e.is_connection())
                         && tokio::time::Instant::now() + BACKOFF < deadline =>
                 {
                     tokio::time::sleep(BACKOFF).await;
                 }
-                Err(e) => return Err(e),
-                Ok(v) => return Ok((v, c)),
+                answer => return answer,
             }
         }
     }
@@ -214,75 +221,193 @@ impl Client {
     /// Kafka's other specs, or a time in ms): per partition, the offset (`None` when the broker
     /// has none, such as no record at or after the time) or the error. Partitions without a
     /// leader get LEADER_NOT_AVAILABLE; a leader too old for the timestamp, UNSUPPORTED_VERSION.
+    /// A leader that cannot be reached or is no longer the leader is asked again, after a fresh
+    /// Metadata, within `request.timeout.ms` (its node may be dying: the partition gets another
+    /// leader, or none).
     pub async fn list_offsets(
         &mut self,
         tps: &[Tp],
         timestamp: i64,
     ) -> Result<HashMap<Tp, Result<Option<i64>>>> {
-        let leaders = self.leaders(tps).await?;
+        let deadline = tokio::time::Instant::now() + self.conn.request_timeout();
         let mut out = HashMap::new();
-        for (tp, code) in leaders.leaderless {
-            out.insert(tp, Err(RemoteError::broker(code, None)));
+        let mut pending = tps.to_vec();
+        loop {
+            let mut lost = None;
+            let retry = self
+                .list_offsets_once(&pending, timestamp, &mut out, &mut lost)
+                .await?;
+            if retry.is_empty() || tokio::time::Instant::now() + BACKOFF >= deadline {
+                // Out of time: a partition whose leader answered keeps its error; one whose
+                // leader could not be reached fails the call, as it did before retrying.
+                if let Some(e) = lost.filter(|_| retry.iter().any(|(_, code)| code.is_none())) {
+                    return Err(e);
+                }
+                for (tp, code) in retry {
+                    out.insert(tp, Err(RemoteError::broker(code.unwrap_or(5), None)));
+                }
+                return Ok(out);
+            }
+            pending = retry.into_iter().map(|(tp, _)| tp).collect();
+            tokio::time::sleep(BACKOFF).await;
+        }
+    }
+
+    /// One round of [`Client::list_offsets`]: answers go to `out`; the partitions to ask again
+    /// come back with their leader's error code, or none when the leader (or the bootstrap
+    /// broker) could not be reached, which then is in `lost`.
+    async fn list_offsets_once(
+        &mut self,
+        tps: &[Tp],
+        timestamp: i64,
+        out: &mut HashMap<Tp, Result<Option<i64>>>,
+        lost: &mut Option<RemoteError>,
+    ) -> Result<Vec<(Tp, Option<i16>)>> {
+        match self.try_list_offsets(tps, timestamp, out, lost).await {
+            Err(e) if e.is_connection() => {
+                *lost = Some(e);
+                Ok(tps.iter().map(|tp| (tp.clone(), None)).collect())
+            }
+            answer => answer,
+        }
+    }
+
+    /// [`Client::list_offsets_once`], failing when Metadata cannot be had.
+    async fn try_list_offsets(
+        &mut self,
+        tps: &[Tp],
+        timestamp: i64,
+        out: &mut HashMap<Tp, Result<Option<i64>>>,
+        lost: &mut Option<RemoteError>,
+    ) -> Result<Vec<(Tp, Option<i16>)>> {
+        let mut topics: Vec<String> = tps.iter().map(|tp| tp.0.clone()).collect();
+        topics.sort();
+        topics.dedup();
+        self.live_connection().await?;
+        let meta = self.metadata(Some(&topics)).await?;
+        let mut leaders: HashMap<Tp, i32> = HashMap::new();
+        for t in &meta.topics {
+            for p in &t.partitions {
+                leaders.insert((t.name.clone(), p.partition), p.leader);
+            }
+        }
+        let mut by_leader: BTreeMap<i32, Vec<&Tp>> = BTreeMap::new();
+        for tp in tps {
+            match leaders.get(tp) {
+                Some(l) if *l >= 0 => by_leader.entry(*l).or_default().push(tp),
+                Some(_) => {
+                    out.insert(tp.clone(), Err(RemoteError::broker(5, None)));
+                }
+                None => {
+                    out.insert(tp.clone(), Err(RemoteError::broker(3, None)));
+                }
+            }
         }
         let config = self.conn.config().clone();
-        let timeout_ms = i32::try_from(config.request_timeout.as_millis()).unwrap_or(i32::MAX);
-        for (b, tps) in leaders.by_leader {
-            let mut conn = connect_broker(b.id, &b.host, b.port, &config).await?;
-            let version = conn.version::<ListOffsetsRequest>()?;
-            let needed = list_offsets_min_version(timestamp);
-            if version < needed {
-                // As Java's admin client: the partitions fail, the call does not.
+        let mut retry = Vec::new();
+        for (leader, tps) in by_leader {
+            let Some(b) = meta.brokers.iter().find(|b| b.id == leader) else {
                 for tp in tps {
-                    let error = RemoteError::broker(
-                        UNSUPPORTED_VERSION,
-                        Some(&format!(
-                            "{} supports ListOffsets up to v{version}; asking for timestamp {timestamp} needs v{needed}",
-                            conn.addr()
-                        )),
-                    );
-                    out.insert(tp, Err(error));
+                    out.insert(tp.clone(), Err(RemoteError::broker(5, None)));
                 }
                 continue;
-            }
-            let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
-            for tp in &tps {
-                by_topic.entry(&tp.0).or_default().push(tp.1);
-            }
-            let request = ListOffsetsRequest::default()
-                .with_replica_id(BrokerId(-1))
-                .with_timeout_ms(timeout_ms)
-                .with_topics(
-                    by_topic
-                        .iter()
-                        .map(|(t, ps)| {
-                            ListOffsetsTopic::default()
-                                .with_name(topic_name(t))
-                                .with_partitions(
-                                    ps.iter()
-                                        .map(|p| {
-                                            ListOffsetsPartition::default()
-                                                .with_partition_index(*p)
-                                                .with_timestamp(timestamp)
-                                        })
-                                        .collect(),
-                                )
-                        })
-                        .collect(),
-                );
-            let response = conn.send(&request, version).await?;
-            for t in response.topics {
-                for p in t.partitions {
-                    let tp = (t.name.0.to_string(), p.partition_index);
-                    let result = match p.error_code {
-                        0 => Ok((p.offset >= 0).then_some(p.offset)),
-                        code => Err(RemoteError::broker(code, None)),
-                    };
-                    out.insert(tp, result);
+            };
+            let answers = match connect_broker(b.id, &b.host, b.port, &config).await {
+                Ok(mut conn) => list_offsets_at(&mut conn, &tps, timestamp).await,
+                Err(e) => Err(e),
+            };
+            match answers {
+                Ok(answers) => {
+                    for (tp, answer) in answers {
+                        match answer.as_ref().map_err(RemoteError::code) {
+                            Err(Some(code)) if leader_moved(code) => retry.push((tp, Some(code))),
+                            _ => {
+                                out.insert(tp, answer);
+                            }
+                        }
+                    }
                 }
+                Err(e) if e.is_connection() => {
+                    retry.extend(tps.into_iter().map(|tp| (tp.clone(), None)));
+                    *lost = Some(e);
+                }
+                Err(e) => return Err(e),
             }
         }
-        Ok(out)
+        Ok(retry)
     }
+}
+
+/// Whether a partition's ListOffsets error means "ask the new leader": the broker asked is no
+/// longer the leader, or a new one is being elected.
+fn leader_moved(code: i16) -> bool {
+    // NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH,
+    // OFFSET_NOT_AVAILABLE (a new leader that does not know its high watermark yet).
+    matches!(code, 6 | 5 | 74 | 76 | 78)
+}
+
+/// ListOffsets of `tps`, which `conn`'s broker leads, for `timestamp`: each partition's
+/// answer. A broker too old for the timestamp fails the partitions, not the call (as Java's
+/// admin client).
+async fn list_offsets_at(
+    conn: &mut Connection,
+    tps: &[&Tp],
+    timestamp: i64,
+) -> Result<Vec<(Tp, Result<Option<i64>>)>> {
+    let version = conn.version::<ListOffsetsRequest>()?;
+    let needed = list_offsets_min_version(timestamp);
+    if version < needed {
+        let reason = format!(
+            "{} supports ListOffsets up to v{version}; asking for timestamp {timestamp} needs v{needed}",
+            conn.addr()
+        );
+        return Ok(tps
+            .iter()
+            .map(|tp| {
+                let error = RemoteError::broker(UNSUPPORTED_VERSION, Some(&reason));
+                ((*tp).clone(), Err(error))
+            })
+            .collect());
+    }
+    let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
+    for tp in tps {
+        by_topic.entry(&tp.0).or_default().push(tp.1);
+    }
+    let timeout_ms = i32::try_from(conn.request_timeout().as_millis()).unwrap_or(i32::MAX);
+    let request = ListOffsetsRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_timeout_ms(timeout_ms)
+        .with_topics(
+            by_topic
+                .iter()
+                .map(|(t, ps)| {
+                    ListOffsetsTopic::default()
+                        .with_name(topic_name(t))
+                        .with_partitions(
+                            ps.iter()
+                                .map(|p| {
+                                    ListOffsetsPartition::default()
+                                        .with_partition_index(*p)
+                                        .with_timestamp(timestamp)
+                                })
+                                .collect(),
+                        )
+                })
+                .collect(),
+        );
+    let response = conn.send(&request, version).await?;
+    let mut out = Vec::new();
+    for t in response.topics {
+        for p in t.partitions {
+            let tp = (t.name.0.to_string(), p.partition_index);
+            let result = match p.error_code {
+                0 => Ok((p.offset >= 0).then_some(p.offset)),
+                code => Err(RemoteError::broker(code, None)),
+            };
+            out.push((tp, result));
+        }
+    }
+    Ok(out)
 }
 
 fn strs(values: &[String]) -> Vec<StrBytes> {

@@ -233,14 +233,28 @@ EOF
 }
 
 BROKER_PID=
+# Every JVM this script started (a cluster starts several).
+BROKER_PIDS=()
 WATCH_STDIN=0
 
 # Starts the JVM of the formatted broker in $1 (listening on port $2; $3... an optional
 # wrapper) and waits until it serves: then $1/bootstrap holds the address. Fails (status 1)
 # when the JVM exits during start-up; dies on the start timeout.
 launch_broker() {
-    local dir=$1 port=$2 pid deadline
+    local dir=$1 port=$2
     shift 2
+    spawn_broker "$dir" "$@"
+    await_broker "$dir" "$port"
+}
+
+# Starts the JVM of the formatted broker in $1 ($2... an optional wrapper) in the background,
+# without waiting: $1/broker.pid holds its pid, and $1/logs/start-count how many times the log
+# said it started before (for await_broker). A cluster starts all its nodes this way first: a
+# node serves only once a majority of the controller quorum runs.
+spawn_broker() {
+    local dir=$1 pid
+    shift
+    grep -c "Kafka Server started" "$dir/logs/broker.out" >"$dir/logs/start-count" || true
     # stdin from /dev/null: the JVM must not hold the watchdog's pipe open.
     "$@" "$JAVA" "${BROKER_JVM[@]}" -cp "$LIBS/*" \
         -Dlog4j2.configurationFile="$KAFKA_HOME/config/log4j2.properties" \
@@ -248,13 +262,20 @@ launch_broker() {
         </dev/null >>"$dir/logs/broker.out" 2>&1 &
     pid=$!
     BROKER_PID=$pid
+    BROKER_PIDS+=("$pid")
     echo "$pid" >"$dir/broker.pid"
     watch_owner "$pid"
+}
+
+# Waits until the broker spawned in $1 serves on port $2: then $1/bootstrap holds the address.
+# Fails (status 1) when the JVM exits during start-up; dies on the start timeout.
+await_broker() {
+    local dir=$1 port=$2 pid deadline started
+    pid=$(cat "$dir/broker.pid")
+    started=$(cat "$dir/logs/start-count")
     deadline=$((SECONDS + START_TIMEOUT))
     # Ready = KafkaRaftServer logged its start (the broker is unfenced and serving) and the
     # listener accepts connections. A restart appends to the log: count the start lines.
-    local started
-    started=$(grep -c "Kafka Server started" "$dir/logs/broker.out" || true)
     while (($(grep -c "Kafka Server started" "$dir/logs/broker.out" || true) <= started)) ||
         ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
         if ! kill -0 "$pid" 2>/dev/null; then
@@ -359,6 +380,11 @@ stop_broker() {
     fi
     rm -f "$dir/broker.pid" "$dir/bootstrap"
 }
+
+# Sourced (by kafka-cluster.sh) for its functions: no command to run.
+if [[ ${BASH_SOURCE[0]} != "$0" ]]; then
+    return 0
+fi
 
 cmd=${1:-}
 [[ $# -gt 0 ]] && shift

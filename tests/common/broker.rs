@@ -29,13 +29,16 @@ pub const GROUP_COMMAND: &str = "org.apache.kafka.tools.consumer.group.ConsumerG
 pub const DUMP_LOG_SEGMENTS: &str = "org.apache.kafka.tools.DumpLogSegments";
 
 /// The shared broker, or why there is none.
-static BROKER: OnceLock<Result<Broker, String>> = OnceLock::new();
+static BROKER: OnceLock<Result<Watchdog, String>> = OnceLock::new();
 
-struct Broker {
-    bootstrap: String,
-    /// The run directory the script printed on its second line (listeners file, certificates).
-    dir: PathBuf,
-    /// Held, never written: closing it (at process exit) stops the broker.
+/// Servers started by a script's watchdog mode (`kafka-broker.sh run`, `kafka-cluster.sh run`).
+pub struct Watchdog {
+    /// The bootstrap address (or list) the script printed on its first line.
+    pub bootstrap: String,
+    /// The run directory the script printed on its second line (listeners file, certificates,
+    /// the nodes' directories).
+    pub dir: PathBuf,
+    /// Held, never written: closing it (at process exit) stops the servers.
     _stdin: Mutex<ChildStdin>,
     _child: Mutex<Child>,
 }
@@ -45,19 +48,21 @@ pub fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/broker/kafka-broker.sh")
 }
 
-fn required() -> bool {
+/// Whether real-broker tests must fail rather than skip (`KAFKIT_REQUIRE_BROKER=1`, as in CI).
+pub fn required() -> bool {
     std::env::var("KAFKIT_REQUIRE_BROKER").is_ok_and(|v| v == "1")
 }
 
-fn start() -> Result<Broker, String> {
+/// Runs `script run` and waits for its two lines; why not, when it printed none.
+pub fn start_watchdog(script: &Path) -> Result<Watchdog, String> {
     let mut child = Command::new("bash")
-        .arg(script())
+        .arg(script)
         .arg("run")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", script().display()))?;
+        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
     let stdin = child.stdin.take().ok_or("no stdin pipe")?;
     let stdout = child.stdout.take().ok_or("no stdout pipe")?;
     let mut stderr = child.stderr.take().ok_or("no stderr pipe")?;
@@ -82,10 +87,10 @@ fn start() -> Result<Broker, String> {
         };
         return Err(format!(
             "{why} ({} run exited with {status:?}):\n{errors}",
-            script().display()
+            script.display()
         ));
     }
-    Ok(Broker {
+    Ok(Watchdog {
         bootstrap,
         dir: PathBuf::from(dir.trim()),
         _stdin: Mutex::new(stdin),
@@ -98,7 +103,7 @@ fn start() -> Result<Broker, String> {
 /// of skipping when `KAFKIT_REQUIRE_BROKER=1`.
 pub fn try_bootstrap() -> Option<String> {
     let broker = BROKER.get_or_init(|| {
-        let started = start();
+        let started = start_watchdog(&script());
         if let Err(why) = &started
             && !required()
         {

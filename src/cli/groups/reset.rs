@@ -225,21 +225,35 @@ pub(super) fn parse_topic_arg(arg: &str) -> Result<TopicArg, CliError> {
         .map(TopicArg::Partitions)
 }
 
-/// Kafka's `The partitions "t-5,t-6" do not exist` unless every partition exists.
-fn require_existing(src: &mut GroupAdmin, tps: &BTreeSet<Tp>) -> Result<(), CliError> {
+/// Kafka's check before any reset: `The partitions "t-5,t-6" do not exist` unless every
+/// partition exists, then `The partitions "t-0" have no leader` unless each has a leader (on a
+/// cluster whose replicas of it are all down, its offsets cannot be read).
+fn require_valid(src: &mut GroupAdmin, tps: &BTreeSet<Tp>) -> Result<(), CliError> {
     let mut missing = Vec::new();
     for tp in tps {
         if !src.exists(tp)? {
             missing.push(tp_name(tp));
         }
     }
-    if missing.is_empty() {
-        return Ok(());
+    if !missing.is_empty() {
+        return Err(failed(format!(
+            "The partitions \"{}\" do not exist",
+            missing.join(",")
+        )));
     }
-    Err(failed(format!(
-        "The partitions \"{}\" do not exist",
-        missing.join(",")
-    )))
+    let mut leaderless = Vec::new();
+    for tp in tps {
+        if !src.has_leader(tp)? {
+            leaderless.push(tp_name(tp));
+        }
+    }
+    if !leaderless.is_empty() {
+        return Err(failed(format!(
+            "The partitions \"{}\" have no leader",
+            leaderless.join(",")
+        )));
+    }
+    Ok(())
 }
 
 fn committed_offset(committed: &Committed, tp: &Tp) -> Option<i64> {
@@ -274,7 +288,7 @@ impl Planner<'_, '_, '_> {
         committed: &Committed,
     ) -> Result<Option<BTreeMap<Tp, i64>>, CliError> {
         let scope = self.scope(committed)?;
-        require_existing(self.src, &scope)?;
+        require_valid(self.src, &scope)?;
         let o = self.o;
         // On a cluster each partition may cost a ListOffsets round trip: show how far along.
         let counter = Counter::new(
@@ -430,7 +444,7 @@ impl Planner<'_, '_, '_> {
             Some(plan) => plan.clone(),
             None => return Ok(None),
         };
-        require_existing(self.src, &requested.keys().cloned().collect())?;
+        require_valid(self.src, &requested.keys().cloned().collect())?;
         let mut plan = BTreeMap::new();
         for (tp, n) in requested {
             let v = self.clamp(&tp, n)?;

@@ -6,7 +6,7 @@
 //! What Kafka reports per group or per partition comes back as a [`Refusal`] with Kafka's
 //! error code, for the tool to word as Kafka's tool does.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::offsets::{self, OffsetSpec};
 use super::{Backend, Client, Result};
@@ -104,6 +104,8 @@ pub struct GroupAdmin<'a> {
     admin: Admin<'a>,
     /// Partition counts by topic, `None` for a topic that does not exist.
     counts: HashMap<String, Option<u32>>,
+    /// The partitions without a leader (a cluster's, whose replicas are all down), by topic.
+    leaderless: HashMap<String, BTreeSet<u32>>,
     /// Log offsets read so far, `None` where the partition has none to show.
     offsets: HashMap<(Tp, OffsetSpec), Option<i64>>,
 }
@@ -128,6 +130,7 @@ impl Client {
         GroupAdmin {
             admin,
             counts: HashMap::new(),
+            leaderless: HashMap::new(),
             offsets: HashMap::new(),
         }
     }
@@ -220,14 +223,32 @@ impl GroupAdmin<'_> {
             Admin::Local(dir) => dir.topic(topic)?.map(|t| t.partitions),
             Admin::Remote(cluster) => {
                 let meta = cluster.metadata(Some(&[topic.to_string()]))?;
-                meta.topics
+                let found = meta
+                    .topics
                     .iter()
-                    .find(|t| t.name == topic && t.error_code == 0)
-                    .map(|t| t.partitions.len() as u32)
+                    .find(|t| t.name == topic && t.error_code == 0);
+                if let Some(t) = found {
+                    let without: BTreeSet<u32> = t
+                        .partitions
+                        .iter()
+                        .filter(|p| p.leader < 0)
+                        .map(|p| p.partition as u32)
+                        .collect();
+                    self.leaderless.insert(topic.to_string(), without);
+                }
+                found.map(|t| t.partitions.len() as u32)
             }
         };
         self.counts.insert(topic.to_string(), n);
         Ok(n)
+    }
+
+    /// Whether the partition, which exists, has a leader: on a cluster, not when every replica
+    /// is down; on the embedded log, always.
+    pub fn has_leader(&mut self, tp: &Tp) -> Result<bool> {
+        self.partitions(&tp.0)?;
+        let without = self.leaderless.get(&tp.0);
+        Ok(!u32::try_from(tp.1).is_ok_and(|p| without.is_some_and(|w| w.contains(&p))))
     }
 
     /// Whether the partition exists.

@@ -8,8 +8,11 @@
 //! and a partition's next owner starts where the last one stopped printing.
 //!
 //! Heartbeat requests come from the `heartbeat` thread, which only reports what the
-//! coordinator says (a rebalance started, we were evicted); the consumer's own thread acts on
-//! it in [`GroupMember::poll`].
+//! coordinator says (a rebalance started, we were evicted, it went away or moved); the
+//! consumer's own thread acts on it in [`GroupMember::poll`]. A coordinator that went away is
+//! found again (FindCoordinator) and heartbeats go on to the new one in the same generation, as
+//! Java's consumer does: the group's new coordinator knows the member from the group's log, and
+//! evicts it after `session.timeout.ms` without a heartbeat.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -99,6 +102,7 @@ impl GroupMember {
             interval: settings.heartbeat_interval,
             target: None,
             rejoin: false,
+            lost: false,
         };
         GroupMember {
             session: Session::new(settings, config, String::new()),
@@ -116,8 +120,14 @@ impl GroupMember {
         now: Consuming<'_>,
     ) -> Result<AssignmentChange> {
         let subscription = now.subscription;
-        let rejoin = std::mem::take(&mut self.heartbeat.state().rejoin);
+        let (rejoin, lost) = {
+            let mut beats = self.heartbeat.state();
+            (std::mem::take(&mut beats.rejoin), beats.lost)
+        };
         if self.generation >= 0 && !rejoin && *subscription == self.joined_with {
+            if lost {
+                self.rediscover(fetcher).await?;
+            }
             return Ok(AssignmentChange::default());
         }
         let mut change = AssignmentChange::default();
@@ -188,6 +198,22 @@ impl GroupMember {
         let mut beats = self.heartbeat.state();
         beats.target = target;
         beats.rejoin = false;
+        beats.lost = false;
+    }
+
+    /// The coordinator went away or moved: finds it again (FindCoordinator names the old one
+    /// until the cluster has moved the group, and a connection error then says to try again at
+    /// the next poll) and aims the heartbeats at it, in the same generation.
+    async fn rediscover(&mut self, fetcher: &mut Fetcher) -> Result<()> {
+        self.session.link.forget();
+        let node = Node::from(&*self.session.link.get(fetcher.bootstrap()).await?);
+        let mut beats = self.heartbeat.state();
+        if let Some(target) = beats.target.as_mut() {
+            target.node = node;
+        }
+        beats.lost = false;
+        self.heartbeat.wake();
+        Ok(())
     }
 
     /// JoinGroup and SyncGroup until both succeed in the same generation; our assignment.
@@ -375,6 +401,9 @@ struct ClassicBeats {
     target: Option<Target>,
     /// The coordinator said to rejoin (a rebalance, or we were evicted).
     rejoin: bool,
+    /// The coordinator did not answer, or said it no longer coordinates the group: the
+    /// consumer's thread finds it again at its next poll.
+    lost: bool,
 }
 
 impl Beats for ClassicBeats {
@@ -385,6 +414,8 @@ impl Beats for ClassicBeats {
     }
 
     fn next(&mut self) -> Option<(Node, HeartbeatRequest)> {
+        // Still to the last coordinator known while the consumer's thread looks for the new
+        // one (it may be blocked on a slow standard output): the old one may be back.
         let target = self.target.as_ref()?;
         let request = HeartbeatRequest::default()
             .with_group_id(group_id(&target.group))
@@ -399,13 +430,13 @@ impl Beats for ClassicBeats {
         request: &HeartbeatRequest,
         answer: Option<HeartbeatResponse>,
     ) -> Link {
-        let (rejoin, link) = match answer.map(|r| r.error_code) {
-            // No answer: a fresh connection next time; the session timeout decides.
-            None => (false, Link::Drop),
-            Some(0) => (false, Link::Keep),
-            Some(c) if must_rejoin(c) => (true, Link::Keep),
-            Some(c) if is_coordinator_error(c) => (true, Link::Drop),
-            Some(_) => (false, Link::Keep),
+        // No answer (the coordinator's node died, say) or "not the coordinator": find it
+        // again, still a member; the session timeout decides whether we stay one.
+        let (rejoin, lost) = match answer.map(|r| r.error_code) {
+            None => (false, true),
+            Some(c) if must_rejoin(c) => (true, false),
+            Some(c) if is_coordinator_error(c) => (false, true),
+            Some(_) => (false, false),
         };
         // Only if the answer is about the generation we still belong to.
         let current = self.target.as_ref().is_some_and(|t| {
@@ -413,9 +444,66 @@ impl Beats for ClassicBeats {
                 && t.generation == request.generation_id
                 && t.member_id == request.member_id.as_str()
         });
-        if rejoin && current {
-            self.rejoin = true;
+        if current {
+            self.rejoin |= rejoin;
+            self.lost |= lost;
         }
-        link
+        if lost { Link::Drop } else { Link::Keep }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn beats() -> ClassicBeats {
+        ClassicBeats {
+            interval: Duration::from_secs(3),
+            target: Some(Target {
+                node: Node {
+                    node_id: 3,
+                    host: "127.0.0.1".to_string(),
+                    port: 9092,
+                },
+                group: "g".to_string(),
+                generation: 4,
+                member_id: "m".to_string(),
+            }),
+            rejoin: false,
+            lost: false,
+        }
+    }
+
+    fn answer(beats: &mut ClassicBeats, code: Option<i16>) -> Link {
+        let (node, request) = beats.next().expect("a member beats");
+        let response = code.map(|c| HeartbeatResponse::default().with_error_code(c));
+        beats.answer(&node, &request, response)
+    }
+
+    #[test]
+    fn a_coordinator_gone_or_moved_is_found_again_without_rejoining() {
+        // NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE.
+        for code in [None, Some(16), Some(15)] {
+            let mut b = beats();
+            assert_eq!(answer(&mut b, code), Link::Drop, "{code:?}");
+            assert!(b.lost && !b.rejoin, "{code:?}");
+            // Heartbeats go on to the last coordinator known meanwhile.
+            assert!(b.next().is_some());
+        }
+    }
+
+    #[test]
+    fn a_rebalance_means_rejoining_and_an_answer_about_another_generation_nothing() {
+        let mut b = beats();
+        assert_eq!(answer(&mut b, Some(REBALANCE_IN_PROGRESS)), Link::Keep);
+        assert!(b.rejoin && !b.lost);
+        let mut b = beats();
+        let (node, request) = b.next().expect("a member beats");
+        b.target.as_mut().expect("target").generation = 5;
+        b.answer(&node, &request, None);
+        assert!(!b.rejoin && !b.lost);
+        let mut b = beats();
+        assert_eq!(answer(&mut b, Some(0)), Link::Keep);
+        assert!(!b.rejoin && !b.lost);
     }
 }
