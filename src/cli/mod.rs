@@ -32,6 +32,7 @@ pub(crate) mod exceptions;
 pub mod formatter;
 pub mod get_offsets;
 pub mod groups;
+pub mod jackson;
 pub mod json;
 pub mod line_reader;
 pub mod perf_stats;

@@ -1,6 +1,7 @@
 //! DeleteRecords on the embedded log, answering as a one-broker Kafka cluster would: each
-//! partition's log start offset moves up (see [`PartitionLog::delete_records`]), and refusals
-//! carry Kafka's error kinds and messages.
+//! partition's log start offset moves up (see
+//! [`PartitionLog::delete_records`](super::PartitionLog::delete_records)), and refusals carry
+//! Kafka's error kinds and messages.
 
 use std::collections::BTreeMap;
 

@@ -16,6 +16,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::cli::jackson::write_string;
+
 /// The offset to delete below, per partition.
 pub type Offsets = BTreeMap<(String, i32), i64>;
 
@@ -121,7 +123,7 @@ fn write_value(v: &Value, out: &mut String) {
             (None, None, Some(f)) => out.push_str(&java_double(f)),
             _ => out.push_str(&n.to_string()),
         },
-        Value::String(s) => write_string(s, out),
+        Value::String(s) => write_string(out, s),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -138,31 +140,13 @@ fn write_value(v: &Value, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_string(k, out);
+                write_string(out, k);
                 out.push(':');
                 write_value(item, out);
             }
             out.push('}');
         }
     }
-}
-
-fn write_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// Java's `Double.toString`: plain decimals from 10^-3 up to 10^7, else `d.dddEn`; always a

@@ -4,8 +4,8 @@
 //! - `options`: the typed options of a run; `validate`: Kafka's option checks, in its order,
 //!   with its messages.
 //! - `list`, `describe`, `reset`, `delete`: one module per action.
-//! - `exceptions` (shared, [`crate::cli::exceptions`]): Kafka's exception texts for the
-//!   refusals the client API reports.
+//! - `exceptions` (shared, `crate::cli::exceptions`): Kafka's exception texts for the refusals
+//!   the client API reports.
 //! - `plan_file`: the reset plan CSV (`--export`, `--from-file`).
 //! - `time`: `--to-datetime` and `--by-duration` parsing.
 //! - `output`: `--output text|json|table` for list, describe and the reset plan.

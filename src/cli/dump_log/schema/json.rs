@@ -6,6 +6,7 @@ use base64::Engine;
 
 use super::{Dflt, Field, Message, Ty, Value, default_of};
 use crate::cli::formatter::java_double;
+use crate::cli::jackson::write_string;
 
 const BASE64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 const BASE64_URL: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -85,35 +86,12 @@ fn write_value(out: &mut String, ty: &Ty, v: &Value, version: i16) {
     }
 }
 
-/// A JSON string as Jackson writes it: `"` and `\` escaped, control characters as the short
-/// escapes or `\u00XX`, everything else as it is.
-pub fn write_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn jackson_escapes() {
-        let mut s = String::new();
-        write_string(&mut s, "a\"b\\c\n\u{1}é");
-        assert_eq!(s, "\"a\\\"b\\\\c\\n\\u0001é\"");
+    fn uuids_and_doubles_as_java_prints_them() {
         assert_eq!(uuid_text(&[0; 16]), "AAAAAAAAAAAAAAAAAAAAAA");
         assert_eq!(java_double(1.5), "1.5");
         assert_eq!(java_double(1024.0), "1024.0");
