@@ -280,38 +280,15 @@ impl Client {
         out: &mut HashMap<Tp, Result<Option<i64>>>,
         lost: &mut Option<RemoteError>,
     ) -> Result<Vec<(Tp, Option<i16>)>> {
-        let mut topics: Vec<String> = tps.iter().map(|tp| tp.0.clone()).collect();
-        topics.sort();
-        topics.dedup();
         self.live_connection().await?;
-        let meta = self.metadata(Some(&topics)).await?;
-        let mut leaders: HashMap<Tp, i32> = HashMap::new();
-        for t in &meta.topics {
-            for p in &t.partitions {
-                leaders.insert((t.name.clone(), p.partition), p.leader);
-            }
-        }
-        let mut by_leader: BTreeMap<i32, Vec<&Tp>> = BTreeMap::new();
-        for tp in tps {
-            match leaders.get(tp) {
-                Some(l) if *l >= 0 => by_leader.entry(*l).or_default().push(tp),
-                Some(_) => {
-                    out.insert(tp.clone(), Err(RemoteError::broker(5, None)));
-                }
-                None => {
-                    out.insert(tp.clone(), Err(RemoteError::broker(3, None)));
-                }
-            }
+        let leaders = self.leaders(tps).await?;
+        for (tp, code) in leaders.leaderless {
+            out.insert(tp, Err(RemoteError::broker(code, None)));
         }
         let config = self.conn.config().clone();
         let mut retry = Vec::new();
-        for (leader, tps) in by_leader {
-            let Some(b) = meta.brokers.iter().find(|b| b.id == leader) else {
-                for tp in tps {
-                    out.insert(tp.clone(), Err(RemoteError::broker(5, None)));
-                }
-                continue;
-            };
+        for (b, tps) in leaders.by_leader {
+            let tps: Vec<&Tp> = tps.iter().collect();
             let answers = match connect_broker(b.id, &b.host, b.port, &config).await {
                 Ok(mut conn) => list_offsets_at(&mut conn, &tps, timestamp).await,
                 Err(e) => Err(e),
