@@ -15,9 +15,9 @@ use kafka_protocol::ResponseError;
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use kafka_protocol::messages::{FetchRequest, FetchResponse, TopicName};
 
-use super::{blocking, error_code, served_partition, str_bytes};
+use super::{Refusal, blocking, error_code, partition_of, served_topic, str_bytes};
 use crate::client::ClientError;
-use crate::server::broker::Broker;
+use crate::server::broker::{Broker, ServedPartition};
 
 /// How often a waiting fetch looks for data written by other processes.
 const POLL: Duration = Duration::from_millis(50);
@@ -73,6 +73,8 @@ fn read_all(
     let topics = wanted
         .iter()
         .map(|(topic, parts)| {
+            // Once per topic, not per partition: a waiting fetch looks again every 50 ms.
+            let meta = served_topic(broker, topic);
             let partitions = parts
                 .iter()
                 .map(|&(index, offset, limit)| {
@@ -83,7 +85,11 @@ fn read_all(
                     } else {
                         (limit.max(0) as usize).min(max_bytes.saturating_sub(total))
                     };
-                    let data = read_partition(broker, topic, index, offset, room);
+                    let partition = meta
+                        .as_ref()
+                        .map_err(Clone::clone)
+                        .and_then(|meta| partition_of(broker, meta, index));
+                    let data = read_partition(broker, topic, partition, index, offset, room);
                     errors |= data.error_code != 0;
                     total += data.records.as_ref().map_or(0, Bytes::len);
                     data
@@ -100,6 +106,7 @@ fn read_all(
 fn read_partition(
     broker: &Broker,
     topic: &str,
+    partition: Result<Arc<ServedPartition>, Refusal>,
     index: i32,
     offset: i64,
     room: usize,
@@ -112,8 +119,8 @@ fn read_partition(
         .with_aborted_transactions(Some(Vec::new()))
         .with_records(Some(Bytes::new()));
     let failed = |code: i16| empty.clone().with_error_code(code);
-    let partition = match served_partition(broker, topic, index) {
-        Ok((_, partition)) => partition,
+    let partition = match partition {
+        Ok(partition) => partition,
         Err((kind, _)) => return failed(kind.code()),
     };
     let read = partition.log.snapshot().and_then(|snapshot| {

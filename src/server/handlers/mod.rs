@@ -68,25 +68,42 @@ pub fn served_partition(
     topic: &str,
     index: i32,
 ) -> Result<(TopicMeta, Arc<ServedPartition>), Refusal> {
-    let storage = |e: LocalError| {
-        let e = ClientError::from(e);
-        let kind = ResponseError::try_from_code(error_code(&e))
-            .unwrap_or(ResponseError::KafkaStorageError);
-        (kind, e.to_string())
-    };
-    let unknown = || {
-        (
-            ResponseError::UnknownTopicOrPartition,
-            "This server does not host this topic-partition.".to_string(),
-        )
-    };
-    let meta = broker.topic(topic).map_err(storage)?.ok_or_else(unknown)?;
+    let meta = served_topic(broker, topic)?;
+    let partition = partition_of(broker, &meta, index)?;
+    Ok((meta, partition))
+}
+
+/// A topic a request names (the first half of [`served_partition`], for a request that names
+/// many partitions of a topic and looks the topic up once).
+pub fn served_topic(broker: &Broker, topic: &str) -> Result<TopicMeta, Refusal> {
+    broker.topic(topic).map_err(storage)?.ok_or_else(unknown)
+}
+
+/// A partition of a topic looked up with [`served_topic`].
+pub fn partition_of(
+    broker: &Broker,
+    meta: &TopicMeta,
+    index: i32,
+) -> Result<Arc<ServedPartition>, Refusal> {
     let p = u32::try_from(index)
         .ok()
         .filter(|&p| p < meta.partitions)
         .ok_or_else(unknown)?;
-    let partition = broker.partition(&meta, p).map_err(storage)?;
-    Ok((meta, partition))
+    broker.partition(meta, p).map_err(storage)
+}
+
+fn storage(e: LocalError) -> Refusal {
+    let e = ClientError::from(e);
+    let kind =
+        ResponseError::try_from_code(error_code(&e)).unwrap_or(ResponseError::KafkaStorageError);
+    (kind, e.to_string())
+}
+
+fn unknown() -> Refusal {
+    (
+        ResponseError::UnknownTopicOrPartition,
+        "This server does not host this topic-partition.".to_string(),
+    )
 }
 
 /// A string for a response field.
