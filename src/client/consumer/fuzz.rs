@@ -9,10 +9,9 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use super::read::Loaded;
 use super::source::{Reader, Source};
-use super::{
-    Assigned, Consumer, ConsumerConfig, Handled, Isolation, Loaded, OffsetReset, Subscription,
-};
+use super::{Assigned, Consumer, ConsumerConfig, Handled, Isolation, OffsetReset, Subscription};
 use crate::local::LogDir;
 use crate::remote::Fetched;
 use crate::remote::fetch::PartitionData;
@@ -39,7 +38,8 @@ thread_local! {
 
 fn consumer() -> Consumer {
     let dir = crate::fuzzing::scratch_dir("consumer");
-    let source = Source::Local(LogDir::open(&dir).expect("a log dir for the fuzz consumer"));
+    let dir = LogDir::open(&dir).expect("a log dir for the fuzz consumer");
+    let source = Source::Local(Box::new(super::local::LocalLog::new(dir)));
     let config = ConsumerConfig {
         subscription: Subscription::Topic("t".to_string()),
         reset: OffsetReset::Earliest,
@@ -84,7 +84,7 @@ pub(crate) fn walk_fetched(records: &[u8], aborted: Vec<(i64, i64)>, walk: &Walk
         let Ok(Loaded::Batches {
             aborted,
             crc_checked,
-        }) = c.load(0, &mut fetched)
+        }) = c.load(0, &mut fetched, Default::default())
         else {
             panic!("a fetched partition loads as batches");
         };

@@ -61,12 +61,13 @@ impl Membership {
     /// a cluster at the first [`Membership::poll`].
     pub fn join(source: &Source, settings: &GroupSettings) -> Result<Membership> {
         let config = match source {
-            Source::Local(dir) => {
+            Source::Local(local) => {
                 let timing = MemberConfig {
                     session_timeout: settings.session_timeout,
                     heartbeat_interval: settings.heartbeat_interval,
                 };
-                let member = dir
+                let member = local
+                    .dir
                     .groups()
                     .join(&settings.id, &settings.client_id, timing)?;
                 return Ok(Membership::Local {
@@ -96,21 +97,28 @@ impl Membership {
 
     /// Heartbeats (where the member has no thread of its own for it) and follows the group's
     /// assignment. `subscription`: the subscribed topics that exist, with their partition
-    /// counts; `positions`: the next offsets to read of the owned partitions, committed
+    /// counts; `positions`: makes the next offsets to read of the owned partitions, committed
     /// before a partition is given up (on a cluster only with auto-commit; the embedded log
     /// always commits them).
     pub fn poll(
         &mut self,
         source: &mut Source,
         subscription: &BTreeMap<String, u32>,
-        positions: &Positions,
+        positions: impl FnOnce() -> Positions,
     ) -> Result<AssignmentChange> {
+        let member = match self {
+            Membership::Local { member, .. } => {
+                return Ok(member.poll_lazily(subscription, positions)?);
+            }
+            member => member,
+        };
+        let positions = positions();
         let now = Consuming {
             subscription,
-            positions,
+            positions: &positions,
         };
-        match self {
-            Membership::Local { member, .. } => Ok(member.poll(subscription, positions)?),
+        match member {
+            Membership::Local { .. } => unreachable!("answered above"),
             Membership::Classic(m) => on_cluster(source, async |f| m.poll(f, now).await),
             Membership::Consumer(m) => on_cluster(source, async |f| m.poll(f, now).await),
         }

@@ -14,20 +14,22 @@
 
 #[cfg(feature = "fuzzing")]
 pub(crate) mod fuzz;
+mod local;
 mod membership;
+mod read;
 mod source;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::{Backend, Client, ClientError, Result, TopicPattern};
 use crate::assignor::TopicPartition;
-use crate::local::LocalError;
 use crate::record::{
     BatchHeader, BatchIter, RecordRef, TimestampType, for_each_record, for_each_record_crc,
 };
 use crate::remote::{Fetched, Tp};
 pub use crate::remote::{GroupProtocol, Isolation};
+use local::LocalLog;
 pub use membership::AssignmentChange;
 use membership::Membership;
 use source::{Reader, Source};
@@ -162,6 +164,11 @@ pub struct Consumer {
     deleted: Option<String>,
     /// Warnings raised outside a round, for the next round to return.
     warnings: Vec<String>,
+    /// The assignment changed or metadata was refreshed since the last round: the next one
+    /// reads every partition (see [`LocalLog::start_round`]).
+    full_round: bool,
+    /// The assigned partitions (indices) a round reads, reused between rounds.
+    round_order: Vec<usize>,
     /// Batches fetched from one partition, reused between rounds.
     fetched: Vec<u8>,
     scratch: Vec<u8>,
@@ -200,6 +207,14 @@ impl Assigned {
     }
 }
 
+/// The delivered position of each of `assigned`.
+fn positions_of(assigned: &[Assigned]) -> BTreeMap<TopicPartition, i64> {
+    assigned
+        .iter()
+        .map(|a| ((a.topic.clone(), a.partition), a.delivered))
+        .collect()
+}
+
 /// A point in the caller's output: once `end` bytes of it are delivered, partition
 /// `assigned` (an index into `Consumer::assigned`) is delivered up to `next`.
 #[derive(Debug)]
@@ -216,7 +231,7 @@ impl Client {
     /// at its first poll).
     pub fn into_consumer(self, config: ConsumerConfig) -> Result<Consumer> {
         let source = match self.backend {
-            Backend::Local(dir) => Source::Local(dir),
+            Backend::Local(dir) => Source::Local(Box::new(LocalLog::new(dir))),
             Backend::Remote(cluster) => {
                 Source::Remote(Box::new(cluster.into_consumer(config.isolation)))
             }
@@ -246,6 +261,8 @@ impl Consumer {
             marks: Vec::new(),
             deleted: None,
             warnings: Vec::new(),
+            full_round: true,
+            round_order: Vec::new(),
             fetched: Vec::with_capacity(FETCH_BYTES),
             scratch: Vec::new(),
         }
@@ -270,6 +287,7 @@ impl Consumer {
         {
             self.refresh(&mut round.warnings)?;
             self.last_refresh = Some(Instant::now());
+            self.full_round = true;
         }
         self.rebalance()?;
         let stopped = self.read(&mut each, &mut round.read)?;
@@ -341,10 +359,7 @@ impl Consumer {
     /// The delivered position of every assigned partition: a commit never covers a record
     /// that the caller did not deliver.
     fn positions(&self) -> BTreeMap<TopicPartition, i64> {
-        self.assigned
-            .iter()
-            .map(|a| ((a.topic.clone(), a.partition), a.delivered))
-            .collect()
+        positions_of(&self.assigned)
     }
 
     /// Where a partition starts when nothing says otherwise: `auto.offset.reset`, except that
@@ -502,6 +517,7 @@ impl Consumer {
     /// waiting; if it is created again it is read from its start. Returns the warning.
     fn forget_topic(&mut self, topic: &str) -> String {
         self.warned_missing = true;
+        self.full_round = true;
         self.assigned.retain(|a| a.topic != topic);
         self.subscription.remove(topic);
         self.initial.retain(|(t, _)| t != topic);
@@ -516,16 +532,22 @@ impl Consumer {
     /// Group members: heartbeat, follow the group's assignment (drop revoked partitions, start
     /// acquired ones at their committed offset or by `auto.offset.reset`).
     fn rebalance(&mut self) -> Result<()> {
-        let positions = self.positions();
         let Some(member) = self.member.as_mut() else {
             return Ok(());
         };
+        // Built only when the member commits: a map of every position each round cost more
+        // than the rest of an idle round over many partitions.
+        let assigned = &self.assigned;
         let AssignmentChange {
             acquired, revoked, ..
-        } = member.poll(&mut self.source, &self.subscription, &positions)?;
+        } = member.poll(&mut self.source, &self.subscription, || {
+            positions_of(assigned)
+        })?;
         if acquired.is_empty() && revoked.is_empty() {
             return Ok(());
         }
+        self.full_round = true;
+        let revoked: HashSet<TopicPartition> = revoked.into_iter().collect();
         self.assigned
             .retain(|a| !revoked.contains(&(a.topic.clone(), a.partition)));
         for (tp, committed) in acquired {
@@ -540,123 +562,6 @@ impl Consumer {
                 .push(Assigned::new(tp.0, tp.1, opened.reader, position, hi));
         }
         Ok(())
-    }
-
-    /// Reads each assigned partition once, handing its records to `each`. Returns whether the
-    /// caller stopped.
-    fn read(
-        &mut self,
-        each: &mut impl FnMut(ConsumedRecord<'_, '_>) -> Handled,
-        read_any: &mut bool,
-    ) -> Result<bool> {
-        // A cluster is asked once per round, one Fetch per leader for all partitions.
-        let positions: Vec<(Tp, i64)> = match &self.source {
-            Source::Remote(_) => self
-                .assigned
-                .iter()
-                .filter(|a| !a.past_until)
-                .map(|a| ((a.topic.clone(), a.partition as i32), a.position))
-                .collect(),
-            Source::Local(_) => Vec::new(),
-        };
-        let mut fetched = self.source.fetch_round(&positions)?;
-        for index in 0..self.assigned.len() {
-            if self.assigned[index].past_until {
-                continue;
-            }
-            let (aborted, crc_checked) = match self.load(index, &mut fetched)? {
-                Loaded::Nothing => continue,
-                Loaded::TopicDeleted => break,
-                Loaded::Batches {
-                    aborted,
-                    crc_checked,
-                } => (aborted, crc_checked),
-            };
-            if self.deliver(index, aborted, crc_checked, each, read_any)? {
-                return Ok(true);
-            }
-        }
-        Ok(false)
-    }
-
-    /// Loads partition `index`'s next batches into `self.fetched`: read from the embedded
-    /// log, or taken from the round's fetch. A position out of range is reset first.
-    fn load(&mut self, index: usize, fetched: &mut HashMap<Tp, Fetched>) -> Result<Loaded> {
-        let reset = self.config.reset;
-        let a = &mut self.assigned[index];
-        // A reset moves what a commit covers only once the output before it is delivered.
-        let moved = |at: &mut i64, marks: &mut Vec<Mark>, position: i64| {
-            *at = position;
-            let end = marks.last().map_or(0, |m| m.end);
-            marks.push(Mark {
-                end,
-                assigned: index,
-                next: position,
-                record: false,
-            });
-        };
-        match &mut a.reader {
-            Reader::Local(part) => {
-                let snap = match part.snapshot(a.position) {
-                    Ok(snap) => snap,
-                    Err(_) if !self.source.has_topic(&a.topic)? => {
-                        self.deleted = Some(a.topic.clone());
-                        return Ok(Loaded::TopicDeleted);
-                    }
-                    Err(e) => return Err(e.into()),
-                };
-                if a.position < snap.log_start_offset {
-                    // Retention removed what we were about to read: reset as Kafka's consumer
-                    // does.
-                    let position = match reset {
-                        OffsetReset::Earliest => snap.log_start_offset,
-                        OffsetReset::Latest => snap.log_end_offset,
-                    };
-                    moved(&mut a.position, &mut self.marks, position);
-                }
-                a.caught_up = a.position >= snap.log_end_offset;
-                if a.caught_up {
-                    return Ok(Loaded::Nothing);
-                }
-                match part.read_into(a.position, FETCH_BYTES, &mut self.fetched) {
-                    Ok(()) => Ok(Loaded::Batches {
-                        aborted: VecDeque::new(),
-                        crc_checked: true,
-                    }),
-                    // Retention moved the start since the snapshot: the next round resets.
-                    Err(LocalError::OffsetOutOfRange { .. }) => Ok(Loaded::Nothing),
-                    Err(e) => Err(e.into()),
-                }
-            }
-            Reader::Remote => {
-                let tp = (a.topic.clone(), a.partition as i32);
-                match fetched.remove(&tp) {
-                    // Not fetched (leader unknown, moved or unreachable): the next round
-                    // retries after a metadata refresh.
-                    None | Some(Fetched::Retry) => Ok(Loaded::Nothing),
-                    Some(Fetched::OutOfRange) => {
-                        let (lo, hi) = self.source.bounds(&tp)?;
-                        let position = match reset {
-                            OffsetReset::Earliest => lo,
-                            OffsetReset::Latest => hi,
-                        };
-                        moved(&mut a.position, &mut self.marks, position);
-                        Ok(Loaded::Nothing)
-                    }
-                    Some(Fetched::Data(d)) => {
-                        a.caught_up = a.position >= d.end_offset;
-                        self.fetched.clear();
-                        self.fetched.extend_from_slice(&d.records);
-                        let mut aborted: VecDeque<(i64, i64)> = d.aborted.into_iter().collect();
-                        aborted.make_contiguous().sort_by_key(|t| t.1);
-                        Ok(Loaded::Batches {
-                            aborted,
-                            crc_checked: false,
-                        })
-                    }
-                }
-            }
-        }
     }
 
     /// Hands the records of the loaded batches of partition `index` to `each`, skipping
@@ -760,21 +665,6 @@ impl Consumer {
         }
         Ok(false)
     }
-}
-
-/// What [`Consumer::load`] found for a partition.
-enum Loaded {
-    /// Nothing to read this round.
-    Nothing,
-    /// The partition's topic is gone (the embedded log): stop the round.
-    TopicDeleted,
-    /// Batches in `Consumer::fetched`, with a cluster's aborted transactions (producer id,
-    /// first offset), sorted by first offset; `crc_checked` when the reader checked every
-    /// batch's CRC already (the embedded log's does).
-    Batches {
-        aborted: VecDeque<(i64, i64)>,
-        crc_checked: bool,
-    },
 }
 
 /// A damaged batch or record, named with its partition (the cause keeps its kind).

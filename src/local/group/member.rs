@@ -144,6 +144,16 @@ impl Member {
         subscription: &BTreeMap<String, u32>,
         positions: &BTreeMap<TopicPartition, i64>,
     ) -> Result<AssignmentChange> {
+        self.poll_lazily(subscription, || positions.clone())
+    }
+
+    /// [`Member::poll`] with the positions made only when they are needed (most polls change
+    /// nothing, and a consumer of many partitions builds them at a cost).
+    pub fn poll_lazily(
+        &mut self,
+        subscription: &BTreeMap<String, u32>,
+        positions: impl FnOnce() -> BTreeMap<TopicPartition, i64>,
+    ) -> Result<AssignmentChange> {
         let mut must_sync = self.fenced || self.subscription.as_ref() != Some(subscription);
         if self.heartbeat_if_due()? {
             // Failure detection runs at heartbeat pace, not every poll: it opens every member
@@ -162,7 +172,7 @@ impl Member {
         if !must_sync {
             return Ok(AssignmentChange::default());
         }
-        self.sync(subscription, positions)
+        self.sync(subscription, &positions())
     }
 
     /// The slow path of [`Member::poll`], under the group lock.

@@ -133,6 +133,9 @@ impl PartitionLog {
                 )),
             });
         }
+        if let Some(board) = &self.board {
+            board.record(active.next_offset);
+        }
         let retention_error = self.retention_locked(config, &mut active).err();
         let next_offset = active.next_offset;
         if retention_error.is_none() {

@@ -68,6 +68,7 @@ use std::io::{self, ErrorKind};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::board::Slot;
 use super::error::{IoContext, LocalError, Result};
 use super::lock::{FileLock, LockMode};
 use super::segment::{LOG_SUFFIX, list_segments, segment_path, sync_dir};
@@ -175,6 +176,9 @@ pub struct PartitionLog {
     dir: PathBuf,
     /// The reader's scan buffer, kept between reads so tailing does not allocate per fetch.
     scratch: std::sync::Mutex<Vec<u8>>,
+    /// Where appends note the new log end for idle readers (set when opened through its
+    /// [`LogDir`](super::LogDir)).
+    board: Option<Slot>,
 }
 
 impl Clone for PartitionLog {
@@ -182,6 +186,7 @@ impl Clone for PartitionLog {
         PartitionLog {
             dir: self.dir.clone(),
             scratch: Default::default(),
+            board: self.board.clone(),
         }
     }
 }
@@ -279,6 +284,7 @@ impl PartitionLog {
             Ok(m) if m.is_file() => Ok(PartitionLog {
                 dir: dir.to_path_buf(),
                 scratch: Default::default(),
+                board: None,
             }),
             Ok(_) => Err(LocalError::Invalid(format!(
                 "{} is not a partition directory ({LOCK_FILE} is not a file)",
@@ -290,6 +296,12 @@ impl PartitionLog {
             ))),
             Err(e) => Err(LocalError::io(format!("cannot open {}", dir.display()), e)),
         }
+    }
+
+    /// This partition's slot on its topic's change board, which every append updates.
+    pub fn with_board(mut self, slot: Slot) -> PartitionLog {
+        self.board = Some(slot);
+        self
     }
 
     /// The partition directory.

@@ -8,6 +8,7 @@
 //! <root>/config.properties          optional log-dir settings (auto.create.topics.enable, num.partitions)
 //! <root>/topics/<topic>.properties  topic id, partition count and config overrides (`<topic>.p`
 //!                                   for names too long for that suffix: over 244 characters)
+//! <root>/topics/<topic id>.ends     the topic's change board, a hint for idle readers (`board`)
 //! <root>/<topic>-<partition>/       Kafka's segment files, indexes, partition.metadata
 //! ```
 //!
@@ -20,11 +21,13 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use base64::Engine;
+mod lifecycle;
 
+use super::board::{Slot, board_path};
 use super::error::{IoContext, LocalError, Result};
 use super::lock::{FileLock, LockMode};
 use super::partition::{PartitionConfig, PartitionLog, RepairReport};
+use super::segment::{LOG_SUFFIX, segment_path};
 use crate::client::{topic_config, topic_name};
 
 /// Names a partition directory's owning topic id, as Kafka's brokers write it.
@@ -412,18 +415,42 @@ impl LogDir {
     /// `partition.metadata` names the topic's id): a directory left by another topic of the
     /// same name, or copied in from elsewhere, is refused rather than served.
     pub fn partition(&self, topic: &str, partition: u32) -> Result<PartitionLog> {
-        let dir = self.partition_dir(topic, partition);
+        match self.topic(topic)? {
+            Some(meta) => self.partition_of(&meta, partition),
+            // Deleted meanwhile: opening fails or reads nothing, as for any vanished topic.
+            None => PartitionLog::open(&self.partition_dir(topic, partition)),
+        }
+    }
+
+    /// [`LogDir::partition`] of a topic whose metadata the caller has just read (a consumer
+    /// opening thousands of partitions reads it once, not once per partition).
+    pub fn partition_of(&self, meta: &TopicMeta, partition: u32) -> Result<PartitionLog> {
+        let dir = self.partition_dir(&meta.name, partition);
         let log = PartitionLog::open(&dir)?;
-        if let (Some(owner), Some(meta)) = (partition_owner(&dir)?, self.topic(topic)?)
+        if let Some(owner) = partition_owner(&dir)?
             && owner != meta.id
         {
+            let topic = &meta.name;
             return Err(LocalError::Invalid(format!(
                 "{} names topic id {owner}, but topic '{topic}' has id {}: the directory belongs to another topic; move it away, restore the topic's own, or adopt it with kafka-topics --repair --topic {topic}",
                 dir.join(PARTITION_METADATA).display(),
                 meta.id
             )));
         }
-        Ok(log)
+        Ok(log.with_board(Slot::new(self.board_path(meta), partition)))
+    }
+
+    /// The topic's change board (see [`super::board`]).
+    pub fn board_path(&self, meta: &TopicMeta) -> PathBuf {
+        board_path(&self.root.join(TOPICS_DIR), &meta.id)
+    }
+
+    /// Whether partition `p` of `topic` provably holds no records, from one `stat`: its first
+    /// segment is its only one (an empty segment never rolls) and is empty. `false` when that
+    /// cannot be told this way (open the partition to know).
+    pub fn partition_is_empty(&self, topic: &str, partition: u32) -> bool {
+        let first = segment_path(&self.partition_dir(topic, partition), 0, LOG_SUFFIX);
+        fs::metadata(first).is_ok_and(|m| m.is_file() && m.len() == 0)
     }
 
     /// Repairs every partition of a topic (`kafka-topics --repair`): a partition directory
@@ -444,91 +471,18 @@ impl LogDir {
                     let text = format!("version: 0\ntopic_id: {}\n", meta.id);
                     write_atomically(&dir.join(PARTITION_METADATA), text.as_bytes())?;
                 }
+                let report = log.repair(&config)?;
+                if let Some(cut) = &report.cut {
+                    // Readers past the cut learn of it from the board, as of any new end.
+                    Slot::new(self.board_path(&meta), partition).record(cut.offset);
+                }
                 Ok(PartitionRepair {
                     partition,
                     adopted_from,
-                    report: log.repair(&config)?,
+                    report,
                 })
             })
             .collect()
-    }
-
-    /// Creates a topic. Configs must already be validated; names are validated here.
-    pub fn create_topic(
-        &self,
-        name: &str,
-        partitions: u32,
-        configs: BTreeMap<String, String>,
-    ) -> Result<TopicMeta> {
-        topic_name::validate(name).map_err(LocalError::Invalid)?;
-        if partitions == 0 {
-            return Err(LocalError::Invalid(
-                "The partitions must be greater than 0".into(),
-            ));
-        }
-        let _lock = self.lock(LockMode::Exclusive)?;
-        if self.topic(name)?.is_some() {
-            return Err(LocalError::TopicExists(name.to_string()));
-        }
-        let existing = self.topic_names()?;
-        topic_name::check_collision(name, existing.iter().map(String::as_str))
-            .map_err(LocalError::Invalid)?;
-        let meta = TopicMeta {
-            name: name.to_string(),
-            id: new_topic_id(),
-            partitions,
-            configs,
-        };
-        self.create_partition_dirs(&meta, 0)?;
-        self.write_meta(&meta)?;
-        Ok(meta)
-    }
-
-    /// Creates partition directories `from..meta.partitions`, clearing orphans of a crashed create.
-    fn create_partition_dirs(&self, meta: &TopicMeta, from: u32) -> Result<()> {
-        // Each partition is made in a small staging directory and renamed into the log dir,
-        // so that a partition directory is never seen half made; the log dir's own (large)
-        // directory changes once per partition.
-        let staging = self
-            .root
-            .join(format!(".partition-{:016x}.tmp", rand::random::<u64>()));
-        fs::create_dir(&staging).context(|| format!("cannot create {}", staging.display()))?;
-        for p in from..meta.partitions {
-            self.create_partition_dir(meta, p, &staging)?;
-        }
-        fs::remove_dir(&staging).context(|| format!("cannot remove {}", staging.display()))?;
-        // One flush of the file system makes every new partition durable before the topic's
-        // metadata names them (one fsync per file and directory made 100,000 partitions take
-        // minutes).
-        let root = fs::File::open(&self.root)
-            .context(|| format!("cannot open {}", self.root.display()))?;
-        rustix::fs::syncfs(&root).map_err(|e| {
-            LocalError::io(format!("cannot sync {}", self.root.display()), e.into())
-        })?;
-        sync_dir(&self.root)
-    }
-
-    /// Creates one partition directory in `staging`, then renames it into place.
-    fn create_partition_dir(&self, meta: &TopicMeta, p: u32, staging: &Path) -> Result<()> {
-        let dir = self.partition_dir(&meta.name, p);
-        // Short, so that a 249-character topic name never makes it too long.
-        let tmp = staging.join(p.to_string());
-        PartitionLog::create_unsynced(&tmp)?;
-        let metadata = tmp.join(PARTITION_METADATA);
-        fs::write(&metadata, format!("version: 0\ntopic_id: {}\n", meta.id))
-            .context(|| format!("cannot write {}", metadata.display()))?;
-        let rename = || fs::rename(&tmp, &dir);
-        // An orphan of a create that crashed is replaced (renaming over it fails unless it is
-        // empty; trying first saves a stat per partition when there is none).
-        let renamed = match rename() {
-            Err(_) if dir.exists() => {
-                fs::remove_dir_all(&dir)
-                    .context(|| format!("cannot remove orphan directory {}", dir.display()))?;
-                rename()
-            }
-            other => other,
-        };
-        renamed.context(|| format!("cannot rename {} to {}", tmp.display(), dir.display()))
     }
 
     fn write_meta(&self, meta: &TopicMeta) -> Result<()> {
@@ -564,27 +518,6 @@ impl LogDir {
         first_failure.map_or(Ok(()), Err)
     }
 
-    /// Raises a topic's partition count (increase only).
-    pub fn add_partitions(&self, name: &str, count: u32) -> Result<()> {
-        let _lock = self.lock(LockMode::Exclusive)?;
-        let mut meta = self.require_topic(name)?;
-        if count < meta.partitions {
-            return Err(LocalError::Invalid(format!(
-                "The topic {name} currently has {} partition(s); {count} would not be an increase.",
-                meta.partitions
-            )));
-        }
-        if count == meta.partitions {
-            return Err(LocalError::Invalid(format!(
-                "Topic already has {count} partition(s)."
-            )));
-        }
-        let from = meta.partitions;
-        meta.partitions = count;
-        self.create_partition_dirs(&meta, from)?;
-        self.write_meta(&meta)
-    }
-
     /// Changes a topic's config overrides with `change`, which may refuse (nothing is written
     /// then); the new metadata is written atomically under the log-dir lock.
     pub fn alter_topic_configs(
@@ -599,54 +532,9 @@ impl LogDir {
         Ok(meta)
     }
 
-    /// Deletes a topic: its metadata first (atomic), then its partition directories, then the
-    /// groups' committed offsets for it.
-    pub fn delete_topic(&self, name: &str) -> Result<()> {
-        self.delete_topic_files(name)?;
-        // After the log dir's lock is released: group locks are never taken under it.
-        self.groups().forget_topic(name)
-    }
-
-    fn delete_topic_files(&self, name: &str) -> Result<()> {
-        let _lock = self.lock(LockMode::Exclusive)?;
-        let meta = self.require_topic(name)?;
-        let path = self.meta_path(name);
-        fs::remove_file(&path).context(|| format!("cannot remove {}", path.display()))?;
-        sync_dir(&self.root.join(TOPICS_DIR))?;
-        for p in 0..meta.partitions {
-            let dir = self.partition_dir(name, p);
-            let doomed = self.root.join(delete_dir_name(name, p));
-            match fs::rename(&dir, &doomed) {
-                Ok(()) => fs::remove_dir_all(&doomed)
-                    .context(|| format!("cannot remove {}", doomed.display()))?,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(LocalError::io(
-                        format!("cannot remove {}", dir.display()),
-                        e,
-                    ));
-                }
-            }
-        }
-        sync_dir(&self.root)
-    }
-
     /// The consumer groups stored in this log dir (`<root>/groups`).
     pub fn groups(&self) -> super::group::GroupStore {
         super::group::GroupStore::new(&self.root)
-    }
-}
-
-/// A new topic id: 16 random bytes (UUID v4 bits), never starting with '-' when encoded, as Kafka's.
-fn new_topic_id() -> String {
-    loop {
-        let mut bytes: [u8; 16] = rand::random();
-        bytes[6] = (bytes[6] & 0x0f) | 0x40;
-        bytes[8] = (bytes[8] & 0x3f) | 0x80;
-        let id = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
-        if !id.starts_with('-') {
-            return id;
-        }
     }
 }
 
@@ -769,15 +657,6 @@ fn topic_of_meta_file(file: &str) -> Option<&str> {
 
 /// The longest file name Linux file systems take, in bytes.
 const MAX_FILE_NAME: usize = 255;
-
-/// The name a partition directory is renamed to before it is removed, as Kafka names it:
-/// `<topic>-<partition>.<32 hex digits>-delete`, with the topic cut short to fit in a file name.
-fn delete_dir_name(topic: &str, partition: u32) -> String {
-    let suffix = format!("-{partition}.{:032x}-delete", rand::random::<u128>());
-    let keep = topic.len().min(MAX_FILE_NAME - suffix.len());
-    // Topic names are ASCII, so any byte boundary is a character boundary.
-    format!("{}{suffix}", &topic[..keep])
-}
 
 /// fsyncs a directory so that creates, renames and unlinks in it are durable.
 pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
