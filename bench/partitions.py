@@ -14,8 +14,8 @@ What it measures (issue target in brackets), medians of N runs:
   idle CPU      the CPU time (user + system) the same consumer spends per second of idling,
                 from runs with --timeout-ms 1000 and 5000
   group 1 s     the same with --group g                            [starts within --timeout-ms]
-  new record    a consumer tailing the topic, idle: from a producer's exit to the record on
-                the consumer's stdout (its next round reads it)
+  new record    a consumer tailing the topic, idle: from a producer's start to the record on
+                the consumer's stdout (the producer's own start and write included)
 """
 
 import argparse
@@ -51,16 +51,16 @@ def run(args, stdin=None):
 
 def new_record_latency(log_dir, partitions):
     """A tailing consumer, idle for 2 s; then one record into the last partition: the time
-    from the producer's exit to the record's line on the consumer's stdout."""
+    from the producer's start to the record's line on the consumer's stdout."""
     consumer = subprocess.Popen(
         [tool("kafka-console-consumer"), "--log-dir", log_dir, "--topic", "t",
          "--max-messages", "1"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(2)
     line = f'{{"partition":{partitions - 1},"value":"hello"}}\n'.encode()
+    produced = time.monotonic()
     run([tool("kafka-console-producer"), "--log-dir", log_dir, "--topic", "t",
          "--input", "json"], stdin=line)
-    produced = time.monotonic()
     out = consumer.stdout.readline()
     seen = time.monotonic() - produced
     consumer.wait(timeout=30)

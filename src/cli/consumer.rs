@@ -342,6 +342,8 @@ struct Printer {
     written: u64,
     /// The cluster could not be reached in the last round (warned once).
     disconnected: bool,
+    /// The last auto-commit failed for want of the cluster (warned once).
+    commit_failing: bool,
     out: Vec<u8>,
     /// Standard output without Rust's buffer, so that what `write(2)` accepted is known.
     stdout: File,
@@ -362,6 +364,7 @@ impl Printer {
             count: 0,
             written: 0,
             disconnected: false,
+            commit_failing: false,
             out: Vec::with_capacity(OUTPUT_CAPACITY),
             stdout,
             last_record: Instant::now(),
@@ -431,7 +434,7 @@ impl Printer {
                 return Ok(());
             }
             let committed = self.consumer.auto_commit();
-            self.unless_disconnected(committed)?;
+            self.unless_commit_failed(committed)?;
             if interrupt.is_set() {
                 return Err(interrupt.error());
             }
@@ -477,6 +480,29 @@ impl Printer {
                 }
                 std::thread::sleep(RECONNECT_BACKOFF);
                 Ok(None)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// An auto-commit the cluster could not take (its group coordinator is down or moving)
+    /// is retried at the next interval, as Kafka's consumer does, while reading goes on: one
+    /// warning per outage, and no wait.
+    fn unless_commit_failed(&mut self, result: Result<(), ClientError>) -> Result<(), CliError> {
+        match result {
+            Ok(()) => {
+                self.commit_failing = false;
+                Ok(())
+            }
+            Err(e) if e.is_connection() => {
+                if !self.commit_failing {
+                    let what = e.connection_summary().unwrap_or_else(|| e.to_string());
+                    eprintln!(
+                        "WARN: could not commit the group's offsets ({what}); retrying at each auto-commit interval"
+                    );
+                    self.commit_failing = true;
+                }
+                Ok(())
             }
             Err(e) => Err(e.into()),
         }

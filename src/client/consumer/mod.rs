@@ -339,11 +339,12 @@ impl Consumer {
             return Ok(());
         }
         let positions = self.positions();
-        if let Some(member) = self.member.as_mut() {
-            member.commit(&mut self.source, &positions)?;
-        }
+        // A failed commit is tried again at the next interval, not at every round.
         self.last_commit = Instant::now();
-        Ok(())
+        match self.member.as_mut() {
+            Some(member) => member.commit(&mut self.source, &positions),
+            None => Ok(()),
+        }
     }
 
     /// Commits the delivered positions (when auto-commit is on) and leaves the group, as
