@@ -33,6 +33,7 @@ pub mod formatter;
 pub mod get_offsets;
 pub mod groups;
 pub mod jackson;
+pub mod java_map;
 pub mod json;
 pub mod line_reader;
 pub mod perf_stats;

@@ -16,6 +16,7 @@ use kafka_protocol::ResponseError;
 mod output;
 mod repair;
 
+use super::java_map::{Added, hash_map_order};
 use super::{CliError, OutputFormat, connection_args, open_client, run_tool, usage};
 use crate::client::{
     Client, NewTopic, PartitionDescription, PartitionIncrease, TopicPattern, topic_config,
@@ -403,8 +404,11 @@ fn describe(
     let mut views = Vec::new();
     for t in topics {
         let entries = configs.remove(&t.name).unwrap_or_default();
-        let overrides: Vec<(String, String)> = entries
-            .iter()
+        // Java's tool iterates the answer as a HashMap: in its order, not the broker's.
+        let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+        let overrides: Vec<(String, String)> = hash_map_order(&names, Added::Put)
+            .into_iter()
+            .map(|i| &entries[i])
             .filter(|e| !e.is_default)
             .map(|e| {
                 let value = e.value.clone().unwrap_or_else(|| "null".to_string());

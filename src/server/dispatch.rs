@@ -53,7 +53,8 @@ pub fn served() -> Vec<(ApiKey, i16, i16)> {
     vec![
         range::<ProduceRequest>(ApiKey::Produce, 12),
         range::<FetchRequest>(ApiKey::Fetch, 12),
-        range::<ListOffsetsRequest>(ApiKey::ListOffsets, i16::MAX),
+        // v11 (earliest pending upload, -6) is v10's layout: served in it (see `layout`).
+        (ApiKey::ListOffsets, ListOffsetsRequest::VERSIONS.min, 11),
         range::<MetadataRequest>(ApiKey::Metadata, 12),
         range::<ApiVersionsRequest>(ApiKey::ApiVersions, i16::MAX),
         range::<CreateTopicsRequest>(ApiKey::CreateTopics, i16::MAX),
@@ -78,6 +79,13 @@ pub fn served() -> Vec<(ApiKey, i16, i16)> {
         range::<DeleteGroupsRequest>(ApiKey::DeleteGroups, i16::MAX),
         range::<OffsetDeleteRequest>(ApiKey::OffsetDelete, i16::MAX),
     ]
+}
+
+/// The version whose layout a body of `key` at `version` has: versions newer than the crate
+/// knows that only widen what a field may hold are read and written in an older one's layout,
+/// by the table our client uses.
+fn layout(key: ApiKey, version: i16) -> i16 {
+    crate::remote::protocol::versions::layout_version(key as i16, version)
 }
 
 fn version_served(key: ApiKey, version: i16) -> bool {
@@ -119,16 +127,17 @@ pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes, peer_ip: &str) -> Ou
         client_id: header.client_id.as_deref().unwrap_or("").to_string(),
         host: format!("/{peer_ip}"),
     };
+    let body_version = layout(api, version);
     macro_rules! route {
         ($($key:ident => $request:ty, $handler:path;)*) => {
             match api {
                 $(ApiKey::$key => {
-                    let request = match <$request>::decode(&mut frame, version) {
+                    let request = match <$request>::decode(&mut frame, body_version) {
                         Ok(r) => r,
                         Err(e) => return Outcome::Close(format!("bad {api:?} v{version} request: {e}")),
                     };
                     match CLIENT.scope(client, $handler(broker, version, request)).await {
-                        Some(response) => encode(&header, &response),
+                        Some(response) => encode(&header, &response, body_version),
                         None => Outcome::Silent,
                     }
                 })*
@@ -165,15 +174,19 @@ pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes, peer_ip: &str) -> Ou
     }
 }
 
-/// A response frame: size, response header, body.
-fn encode<R: Encodable + HeaderVersion>(request: &RequestHeader, response: &R) -> Outcome {
+/// A response frame: size, response header, body (in `body_version`'s layout).
+fn encode<R: Encodable + HeaderVersion>(
+    request: &RequestHeader,
+    response: &R,
+    body_version: i16,
+) -> Outcome {
     let version = request.request_api_version;
     let header = ResponseHeader::default().with_correlation_id(request.correlation_id);
     let mut buf = BytesMut::with_capacity(256);
     buf.put_i32(0);
     let encoded = header
         .encode(&mut buf, R::header_version(version))
-        .and_then(|()| response.encode(&mut buf, version));
+        .and_then(|()| response.encode(&mut buf, body_version));
     if let Err(e) = encoded {
         return Outcome::Close(format!("cannot encode the response: {e}"));
     }
@@ -204,7 +217,7 @@ fn unsupported_api_versions(correlation_id: i32) -> BytesMut {
         .with_request_api_key(ApiKey::ApiVersions as i16)
         .with_request_api_version(0)
         .with_correlation_id(correlation_id);
-    match encode(&header, &response) {
+    match encode(&header, &response, 0) {
         Outcome::Reply(frame) => frame,
         // The v0 layout of our own table always encodes.
         _ => BytesMut::new(),

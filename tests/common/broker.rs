@@ -12,6 +12,14 @@
 //! Without Java 17 and Maven, or if the broker cannot start, the real-broker tests print a loud
 //! SKIPPED line and pass, unless `KAFKIT_REQUIRE_BROKER=1` (set by `.ci/run`), which makes them
 //! fail with the reason.
+//!
+//! The `served` test binary (`tests/served/`) includes the `tests/remote/` modules whose features
+//! `kafka-server-start` serves, and there the shared "broker" is our own server instead
+//! ([`served`] says which): a `kafka-server-start` over a temporary log directory, under the same
+//! kind of watchdog (a bash loop reading a pipe from this process, which kills the server and
+//! removes the directory at end of file). The Java tools and kcat then run against our server.
+//! What only a real Kafka broker has (its secured listeners, its own data directory, a broker of
+//! a test's own) panics there: the tests that need it are in modules `tests/served/` leaves out.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -51,6 +59,94 @@ pub fn script() -> PathBuf {
 /// Whether real-broker tests must fail rather than skip (`KAFKIT_REQUIRE_BROKER=1`, as in CI).
 pub fn required() -> bool {
     std::env::var("KAFKIT_REQUIRE_BROKER").is_ok_and(|v| v == "1")
+}
+
+/// Whether this test binary's shared broker is our `kafka-server-start` (the `served` binary,
+/// `tests/served/`) rather than a real Kafka broker (every other binary).
+pub fn served() -> bool {
+    env!("CARGO_CRATE_NAME") == "served"
+}
+
+/// The shared server's watchdog: runs the server (arguments after the run directory) with its
+/// stderr in `server.log`, waits for end of file on stdin (this process gone, however it ended),
+/// then kills the server and removes the run directory with its data.
+const SERVED_WATCHDOG: &str = r#"dir=$1; shift
+"$@" </dev/null >/dev/null 2>"$dir/server.log" & pid=$!
+while read -r _; do :; done
+kill -KILL "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir""#;
+
+/// Starts `kafka-server-start` on a free port over a new temporary log directory (topics are
+/// created explicitly, as on the test broker) and waits for its ready line. The Java tools run
+/// against it, so their jars are resolved first: without Java and Maven the tests skip (or fail
+/// under `KAFKIT_REQUIRE_BROKER=1`) as they do without a broker.
+fn start_served() -> Result<Watchdog, String> {
+    let libs = Command::new("bash")
+        .arg(script())
+        .arg("libs")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", script().display()))?;
+    if !libs.status.success() {
+        return Err(format!(
+            "the Java tools' jars are missing ({} libs exited with {:?}):\n{}",
+            script().display(),
+            libs.status.code(),
+            text(&libs.stderr)
+        ));
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("kafkit-served-")
+        .tempdir()
+        .map_err(|e| format!("no temporary directory: {e}"))?
+        .keep();
+    let log = dir.join("server.log");
+    let mut child = Command::new("bash")
+        .args(["-c", SERVED_WATCHDOG, "served-watchdog"])
+        .arg(&dir)
+        .arg(env!("CARGO_BIN_EXE_kafka-server-start"))
+        .arg("--log-dir")
+        .arg(dir.join("data"))
+        .args(["--quiet", "--override", "listeners=PLAINTEXT://127.0.0.1:0"])
+        // As the test broker: node 1, and topics created explicitly.
+        .args(["--override", "node.id=1"])
+        .args(["--override", "auto.create.topics.enable=false"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run bash for kafka-server-start: {e}"))?;
+    let stdin = child.stdin.take().ok_or("no stdin pipe")?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let bootstrap = loop {
+        let said = std::fs::read_to_string(&log).unwrap_or_default();
+        if let Some(rest) = said.split("listening on PLAINTEXT://").nth(1) {
+            break rest
+                .split(',')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_string();
+        }
+        // With --quiet the ready line is the first; anything else first is why it failed.
+        if !said.trim().is_empty() || std::time::Instant::now() > deadline {
+            return Err(format!("kafka-server-start did not start: {said}"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Ok(Watchdog {
+        bootstrap,
+        dir,
+        _stdin: Mutex::new(stdin),
+        _child: Mutex::new(child),
+    })
+}
+
+/// Panics when the shared broker is our server: for what only a real Kafka broker has.
+fn kafka_only(what: &str) {
+    assert!(
+        !served(),
+        "{what} needs a real Kafka broker: this test belongs in a module tests/served/ leaves out"
+    );
 }
 
 /// Runs `script run` and waits for its two lines; why not, when it printed none.
@@ -103,7 +199,11 @@ pub fn start_watchdog(script: &Path) -> Result<Watchdog, String> {
 /// of skipping when `KAFKIT_REQUIRE_BROKER=1`.
 pub fn try_bootstrap() -> Option<String> {
     let broker = BROKER.get_or_init(|| {
-        let started = start_watchdog(&script());
+        let started = if served() {
+            start_served()
+        } else {
+            start_watchdog(&script())
+        };
         if let Err(why) = &started
             && !required()
         {
@@ -134,12 +234,16 @@ pub fn bootstrap() -> String {
 }
 
 /// The shared broker's data directory (`log.dirs` of its server.properties), where its
-/// partitions' segment files are; `None` when real-broker tests are skipped.
+/// partitions' segment files are (in the `served` binary: our server's log directory, in the
+/// same layout); `None` when real-broker tests are skipped.
 pub fn try_log_dir() -> Option<PathBuf> {
     try_bootstrap()?;
     let Some(Ok(broker)) = BROKER.get() else {
         return None;
     };
+    if served() {
+        return Some(broker.dir.join("data"));
+    }
     let config = broker.dir.join("server.properties");
     let text = std::fs::read_to_string(&config)
         .unwrap_or_else(|e| panic!("{} (written by kafka-broker.sh): {e}", config.display()));
@@ -328,6 +432,7 @@ pub struct Secured {
 /// The shared broker's secured listeners; `None` when real-broker tests are skipped (as for
 /// [`try_bootstrap`]).
 pub fn try_secured() -> Option<Secured> {
+    kafka_only("A secured listener");
     try_bootstrap()?;
     let Some(Ok(broker)) = BROKER.get() else {
         return None;
@@ -373,6 +478,7 @@ impl OwnBroker {
     /// appended to its server.properties; `None` (after saying so) when this machine cannot run
     /// one and `KAFKIT_REQUIRE_BROKER=1` is not set.
     pub fn start(prefix: &str, extra: &str) -> Option<OwnBroker> {
+        kafka_only("A broker of a test's own");
         let dir = tempfile::Builder::new()
             .prefix(prefix)
             .tempdir()

@@ -32,6 +32,12 @@ pub fn json_records(text: &[u8]) -> Vec<serde_json::Value> {
     all
 }
 
+/// A loopback port with nothing listening on it.
+pub fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
 /// Sends `sig` (`-INT`, `-STOP`, ...) to `child` with kill(1), which must succeed.
 pub fn signal(child: &std::process::Child, sig: &str) {
     let status = std::process::Command::new("kill")

@@ -3,15 +3,18 @@
 //! same lines. An alter is made by each tool on a twin entity of its own (topic `<p>-ours` and
 //! `<p>-java`), so that their answers and the states they leave can be compared.
 //!
-//! The broker is shared: only this test's topics and groups are named, and the broker default
-//! altered (`log.cleaner.backoff.ms`) is one no topic config falls back to.
+//! The broker is shared: only this test's topics are named. Group and broker configs are in
+//! `configs_kafka_only`.
+//!
+//! The `served` test binary also runs this module against our own `kafka-server-start`, with
+//! the same oracles (see `tests/served/main.rs`).
 
 use std::process::Output;
 
 use crate::common::broker;
 use crate::common::text;
 
-const TOOL: &str = "kafka-configs";
+pub(crate) const TOOL: &str = "kafka-configs";
 const CONFIG_COMMAND: &str = "kafka.admin.ConfigCommand";
 
 fn java(args: &[&str]) -> Output {
@@ -23,7 +26,7 @@ fn java(args: &[&str]) -> Output {
 
 /// Runs both tools with `args` (`{}` in an argument is the tool's own twin name, when given)
 /// and checks the same exit code and stdout, up to the twin names; our stdout.
-fn same(args: &[&str], twins: Option<&str>) -> String {
+pub(crate) fn same(args: &[&str], twins: Option<&str>) -> String {
     let with = |suffix: &str| -> Vec<String> {
         args.iter()
             .map(|a| match twins {
@@ -60,7 +63,7 @@ fn same(args: &[&str], twins: Option<&str>) -> String {
 }
 
 /// Our one error line for `args` carries the message of Java's exception.
-fn same_error(args: &[&str], twins: &str) {
+pub(crate) fn same_error(args: &[&str], twins: &str) {
     let ours_args: Vec<String> = args
         .iter()
         .map(|a| a.replace("{}", &format!("{twins}-ours")))
@@ -253,94 +256,4 @@ fn embedded_log_describes_in_kafkas_layout() {
         without_broker_settings(&java_out)
     );
     assert!(ours.lines().count() > 30, "{ours}");
-}
-
-#[test]
-fn group_and_broker_configs_match_kafkas_tool() {
-    let Some(_) = broker::try_bootstrap() else {
-        return;
-    };
-    let p = broker::unique_topic("configs-group");
-    same(&["--describe", "--group", "{}"], Some(&p));
-    same(
-        &[
-            "--alter",
-            "--group",
-            "{}",
-            "--add-config",
-            "consumer.session.timeout.ms=50000",
-        ],
-        Some(&p),
-    );
-    same(&["--describe", "--group", "{}"], Some(&p));
-    same(&["--describe", "--group", "{}", "--all"], Some(&p));
-    same(
-        &[
-            "--alter",
-            "--entity-type",
-            "groups",
-            "--entity-name",
-            "{}",
-            "--delete-config",
-            "consumer.session.timeout.ms",
-        ],
-        Some(&p),
-    );
-    same(&["--describe", "--group", "{}"], Some(&p));
-
-    let out = broker::ok(
-        TOOL,
-        &[
-            "--alter",
-            "--broker-defaults",
-            "--add-config",
-            "log.cleaner.backoff.ms=15001",
-        ],
-        None,
-    );
-    assert_eq!(
-        out,
-        "Completed updating default config for brokers in the cluster.\n"
-    );
-    let described = same(
-        &["--describe", "--entity-type", "brokers", "--entity-default"],
-        None,
-    );
-    assert!(described.contains("  log.cleaner.backoff.ms=15001 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.cleaner.backoff.ms=15001}\n"), "{described}");
-    same(&["--describe", "--entity-type", "brokers"], None);
-    same(&["--describe", "--broker", "1", "--all"], None);
-    same(&["--describe", "--broker", "7"], None);
-    let out = broker::ok(
-        TOOL,
-        &[
-            "--alter",
-            "--broker-defaults",
-            "--delete-config",
-            "log.cleaner.backoff.ms",
-        ],
-        None,
-    );
-    assert_eq!(
-        out,
-        "Completed updating default config for brokers in the cluster.\n"
-    );
-    // A broker applies a dynamic config change through its metadata log, a moment after it
-    // answers: wait until it shows, so that both tools describe the same state.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    while broker::ok(TOOL, &["--describe", "--broker-defaults"], None)
-        .contains("log.cleaner.backoff.ms")
-        && std::time::Instant::now() < deadline
-    {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    same(&["--describe", "--broker-defaults"], None);
-    same_error(
-        &[
-            "--alter",
-            "--broker-defaults",
-            "--add-config",
-            "num.partitions=3",
-        ],
-        &p,
-    );
 }

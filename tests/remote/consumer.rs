@@ -2,7 +2,11 @@
 //! broker. Test data comes from the Java console producer of the same jars, and the Java console
 //! consumer is the oracle for output.
 //!
-//! The broker is shared by the tests of this binary, so every test uses its own topics.
+//! The broker is shared by the tests of this binary, so every test uses its own topics. What
+//! needs Kafka's transactions or log cleaner is in `consumer_kafka_only`.
+//!
+//! The `served` test binary also runs this module against our own `kafka-server-start`, with
+//! the same oracles (see `tests/served/main.rs`).
 
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
@@ -13,7 +17,7 @@ use crate::common::{sorted, text};
 const C: &str = "kafka-console-consumer";
 
 /// The Java console consumer's stdout.
-fn java_consume(args: &[&str]) -> String {
+pub(crate) fn java_consume(args: &[&str]) -> String {
     broker::java_ok(CONSOLE_CONSUMER, args)
 }
 
@@ -21,11 +25,11 @@ fn ours(args: &[&str]) -> Output {
     broker::run(C, args, None)
 }
 
-fn ours_ok(args: &[&str]) -> String {
+pub(crate) fn ours_ok(args: &[&str]) -> String {
     broker::ok(C, args, None)
 }
 
-fn values(n: usize) -> Vec<String> {
+pub(crate) fn values(n: usize) -> Vec<String> {
     (0..n).map(|i| format!("value-{i}")).collect()
 }
 
@@ -244,140 +248,4 @@ fn missing_topic_waits_then_times_out() {
         "{stderr}"
     );
     assert_eq!(text(&out.stdout), "");
-}
-
-#[test]
-fn read_committed_skips_aborted_transactions() {
-    let Some(bootstrap) = broker::try_bootstrap() else {
-        return;
-    };
-    let input = broker::unique_topic("rc-txin");
-    let output = broker::unique_topic("rc-txout");
-    java_create_topic(&input, 1);
-    java_create_topic(&output, 1);
-    let lines = values(200);
-    java_produce(&input, &lines, &[]);
-    // Java's transactional copier, aborting some of its 10-record transactions at random and
-    // copying those records again: read_committed sees each input record exactly once.
-    let out = broker::java_tool(
-        "org.apache.kafka.tools.TransactionalMessageCopier",
-        &[
-            "--broker-list",
-            &bootstrap,
-            "--input-topic",
-            &input,
-            "--input-partition",
-            "0",
-            "--output-topic",
-            &output,
-            "--transactional-id",
-            &format!("{output}-tx"),
-            "--consumer-group",
-            &format!("{output}-cg"),
-            "--transaction-size",
-            "10",
-            "--enable-random-aborts",
-        ],
-    );
-    assert!(out.status.success(), "copier: {}", text(&out.stderr));
-    let committed = ours_ok(&[
-        "--topic",
-        &output,
-        "--from-beginning",
-        "--until-end",
-        "--isolation-level",
-        "read_committed",
-    ]);
-    assert_eq!(committed.lines().collect::<Vec<_>>(), lines);
-    let java = java_consume(&[
-        "--topic",
-        &output,
-        "--from-beginning",
-        "--max-messages",
-        "200",
-        "--isolation-level",
-        "read_committed",
-    ]);
-    assert_eq!(committed, java);
-    // read_uncommitted sees the aborted copies too (unless, rarely, none was aborted).
-    let all = ours_ok(&["--topic", &output, "--from-beginning", "--until-end"]);
-    assert!(all.lines().count() >= 200);
-}
-
-#[test]
-fn until_end_stops_on_a_compacted_topic() {
-    let Some(_) = broker::try_bootstrap() else {
-        return;
-    };
-    let topic = broker::unique_topic("rc-compact");
-    let out = broker::java_topics(&[
-        "--create",
-        "--topic",
-        &topic,
-        "--partitions",
-        "1",
-        "--config",
-        "cleanup.policy=compact",
-        "--config",
-        "segment.ms=100",
-        "--config",
-        "min.cleanable.dirty.ratio=0.01",
-        "--config",
-        "min.compaction.lag.ms=0",
-    ]);
-    assert!(out.status.success(), "create: {}", text(&out.stderr));
-    // Five versions of ten keys; then, after segment.ms, one more record rolls the segment so
-    // that the first one can be cleaned.
-    let lines: Vec<String> = (0..50)
-        .map(|i| format!("k{}\tv{}-{}", i % 10, i % 10, i / 10))
-        .collect();
-    java_produce(&topic, &lines, &["--property", "parse.key=true"]);
-    std::thread::sleep(Duration::from_millis(300));
-    java_produce(
-        &topic,
-        &["k0\tlast".to_string()],
-        &["--property", "parse.key=true"],
-    );
-    let args = [
-        "--topic",
-        topic.as_str(),
-        "--from-beginning",
-        "--until-end",
-        "--formatter-property",
-        "print.offset=true",
-        "--formatter-property",
-        "print.key=true",
-    ];
-    let start = Instant::now();
-    let compacted = loop {
-        let got = ours_ok(&args);
-        if got.lines().count() < 51 {
-            break got;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(90),
-            "the log cleaner never compacted {topic}"
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    };
-    // Offsets have gaps now; --until-end still stopped by itself, with the latest value of
-    // every key, and the same records as Java's consumer reads.
-    let rows: Vec<&str> = compacted.lines().collect();
-    for k in 1..10 {
-        let row = format!("k{k}\tv{k}-4");
-        assert!(rows.iter().any(|r| r.ends_with(&row)), "{row}: {compacted}");
-    }
-    assert!(rows.last().unwrap().ends_with("k0\tlast"), "{compacted}");
-    let java = java_consume(&[
-        "--topic",
-        &topic,
-        "--from-beginning",
-        "--max-messages",
-        &rows.len().to_string(),
-        "--formatter-property",
-        "print.offset=true",
-        "--formatter-property",
-        "print.key=true",
-    ]);
-    assert_eq!(compacted, java);
 }

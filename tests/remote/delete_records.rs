@@ -4,6 +4,9 @@
 //! `kafka-get-offsets --time -2` and a `--from-beginning` consumer see the new log starts.
 //!
 //! The broker is shared, so every run names only this test's topics.
+//!
+//! The `served` test binary also runs this module against our own `kafka-server-start`, with
+//! the same oracles (see `tests/served/main.rs`).
 
 use std::path::Path;
 use std::process::Output;

@@ -4,6 +4,9 @@
 //! of the embedded log.
 //!
 //! The broker is shared, so every run names only this test's topics (`<prefix>-a`, ...).
+//!
+//! The `served` test binary also runs this module against our own `kafka-server-start`, with
+//! the same oracles (see `tests/served/main.rs`).
 
 use std::process::Output;
 

@@ -3,11 +3,14 @@
 //! group state.
 //!
 //! Group state comes from the Java tools: the Java console consumer with `--group` (and
-//! `--max-messages`, which commits on close) for classic groups with committed offsets, with
-//! `group.protocol=consumer` for groups of the new protocol (KIP-848), and left running in the
-//! background for active members. Outputs are compared exactly where Java prints to stdout what
+//! `--max-messages`, which commits on close) for classic groups with committed offsets, and left
+//! running in the background for active members (groups of the new protocol, KIP-848, are in
+//! `groups_kafka_only`). Outputs are compared exactly where Java prints to stdout what
 //! kafkit prints to stdout, and as sorted lines where Java prints hash-map order or puts its
 //! errors and warnings on stdout (kafkit: stderr).
+//!
+//! The `served` test binary also runs this module against our own `kafka-server-start`, with
+//! the same oracles (see `tests/served/main.rs`).
 
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -33,7 +36,7 @@ fn ours(args: &[&str]) -> Output {
     broker::run(G, args, None)
 }
 
-fn ours_ok(args: &[&str]) -> String {
+pub(crate) fn ours_ok(args: &[&str]) -> String {
     broker::ok(G, args, None)
 }
 
@@ -52,19 +55,19 @@ fn ours_err(args: &[&str]) -> (String, String) {
 }
 
 /// The Java tool's stdout (it exits 0 even after `Error:`).
-fn java(args: &[&str]) -> String {
+pub(crate) fn java(args: &[&str]) -> String {
     broker::java_ok(GROUP_COMMAND, args)
 }
 
 /// Both tools on the same state must print exactly the same stdout.
-fn same(args: &[&str]) -> String {
+pub(crate) fn same(args: &[&str]) -> String {
     let o = ours_ok(args);
     assert_eq!(o, java(args), "{args:?}");
     o
 }
 
 /// Produces `n` keyed records per partition of `topic` (keys spread them over the partitions).
-fn produce(topic: &str, partitions: u32, n: usize) {
+pub(crate) fn produce(topic: &str, partitions: u32, n: usize) {
     let input: String = (0..n * partitions as usize)
         .map(|i| format!("key-{i}:v{i}\n"))
         .collect();
@@ -78,7 +81,7 @@ fn produce(topic: &str, partitions: u32, n: usize) {
 }
 
 /// The Java console consumer reading `max` records for `group` and committing them on close.
-fn java_consume(topic: &str, group: &str, max: usize, extra: &[&str]) {
+pub(crate) fn java_consume(topic: &str, group: &str, max: usize, extra: &[&str]) {
     let max = max.to_string();
     let mut args = vec![
         "--topic",
@@ -96,10 +99,10 @@ fn java_consume(topic: &str, group: &str, max: usize, extra: &[&str]) {
 }
 
 /// A Java console consumer left running as an active member; killed when dropped.
-struct Member(Child);
+pub(crate) struct Member(Child);
 
 impl Member {
-    fn start(topic: &str, group: &str, extra: &[&str]) -> Member {
+    pub(crate) fn start(topic: &str, group: &str, extra: &[&str]) -> Member {
         let bootstrap = broker::bootstrap();
         let child = Command::new("bash")
             .arg(broker::script())
@@ -143,7 +146,7 @@ fn wait_for(args: &[&str], what: &str, done: impl Fn(&str) -> bool) {
 
 /// Waits until `group` is Stable with one member that owns all `partitions` and has committed
 /// an offset for each of them, so that its state no longer changes between two describes.
-fn wait_stable(group: &str, partitions: usize) {
+pub(crate) fn wait_stable(group: &str, partitions: usize) {
     wait_for(
         &["--describe", "--group", group, "--state"],
         "a Stable group",
@@ -163,42 +166,20 @@ fn wait_stable(group: &str, partitions: usize) {
     );
 }
 
-#[test]
-fn list_and_describe_every_view_agree_with_java() {
-    let Some(_) = broker::try_bootstrap() else {
-        return;
-    };
-    let topic = broker::unique_topic("grp-describe");
-    create_topic(&topic, 3);
-    produce(&topic, 3, 4);
-    // Classic and new-protocol groups, empty with committed offsets...
-    let classic = format!("{topic}-classic");
-    let modern = format!("{topic}-consumer");
-    java_consume(&topic, &classic, 5, &[]);
-    java_consume(
-        &topic,
-        &modern,
-        7,
-        &["--consumer-property", "group.protocol=consumer"],
-    );
-    // ...and active ones.
-    let active = format!("{topic}-active");
-    let active_modern = format!("{topic}-active-consumer");
-    let _m1 = Member::start(&topic, &active, &[]);
-    let _m2 = Member::start(
-        &topic,
-        &active_modern,
-        &["--consumer-property", "group.protocol=consumer"],
-    );
-    wait_stable(&active, 3);
-    wait_stable(&active_modern, 3);
-    let ours_groups = [&classic, &modern, &active, &active_modern];
-
+/// `--list` (every filter) and `--describe` (every view, all of `groups` at once) print what
+/// Java prints, on the groups of `topic`; `stable_of_type` (`classic` or `consumer`) is the type
+/// of the one Stable group `--list --state stable --type` must find: `active`.
+pub(crate) fn lists_and_describes_agree(
+    topic: &str,
+    groups: &[&String],
+    stable_of_type: &str,
+    active: &str,
+) {
     // --list: ours sorted, Java in the brokers' order; only this test's groups.
     let mine = |s: &str| -> Vec<String> {
         let mut v: Vec<String> = s
             .lines()
-            .filter(|l| l.starts_with(&topic) || l.starts_with("GROUP"))
+            .filter(|l| l.starts_with(topic) || l.starts_with("GROUP"))
             .map(str::to_string)
             .collect();
         v.sort();
@@ -206,12 +187,13 @@ fn list_and_describe_every_view_agree_with_java() {
     };
     let listed = ours_ok(&["--list"]);
     assert_eq!(mine(&listed), mine(&java(&["--list"])));
-    assert_eq!(mine(&listed).len(), 4, "{listed}");
+    assert_eq!(mine(&listed).len(), groups.len(), "{listed}");
+    let stable = ["--list", "--state", "stable", "--type", stable_of_type];
     for args in [
         &["--list", "--state"][..],
         &["--list", "--type"],
         &["--list", "--state", "--type"],
-        &["--list", "--state", "stable", "--type", "consumer"],
+        &stable,
         &["--list", "--state", "Empty"],
     ] {
         let o = ours_ok(args);
@@ -220,13 +202,13 @@ fn list_and_describe_every_view_agree_with_java() {
         // Column widths depend on every group of the cluster, so the whole header agrees too.
         assert_eq!(o.lines().next(), j.lines().next(), "{args:?}");
     }
-    let filtered = ours_ok(&["--list", "--state", "stable", "--type", "consumer"]);
+    let filtered = ours_ok(&stable);
     assert_eq!(mine(&filtered).len(), 2, "{filtered}");
-    assert!(filtered.contains(&active_modern), "{filtered}");
+    assert!(filtered.contains(active), "{filtered}");
 
     // --describe: every view, several groups at once, exactly as Java prints them.
     let mut base = vec!["--describe"];
-    for g in ours_groups {
+    for g in groups {
         base.extend(["--group", g.as_str()]);
     }
     for view in [
@@ -241,17 +223,25 @@ fn list_and_describe_every_view_agree_with_java() {
         let mut args = base.clone();
         args.extend_from_slice(view);
         let out = same(&args);
-        assert!(out.contains(&active_modern), "{out}");
+        assert!(out.contains(active), "{out}");
     }
-    // The new-protocol group's epochs and the assignor really are there.
-    let state = ours_ok(&[
-        "--describe",
-        "--group",
-        &active_modern,
-        "--state",
-        "--verbose",
-    ]);
-    assert!(state.contains(" uniform "), "{state}");
+}
+
+#[test]
+fn list_and_describe_every_view_agree_with_java() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("grp-describe");
+    create_topic(&topic, 3);
+    produce(&topic, 3, 4);
+    // A classic group, empty with committed offsets, and an active one.
+    let classic = format!("{topic}-classic");
+    java_consume(&topic, &classic, 5, &[]);
+    let active = format!("{topic}-active");
+    let _m1 = Member::start(&topic, &active, &[]);
+    wait_stable(&active, 3);
+    lists_and_describes_agree(&topic, &[&classic, &active], "classic", &active);
     let members = ours_ok(&["--describe", "--group", &active, "--members", "--verbose"]);
     assert!(
         members.contains(&format!(" {topic}:0,1,2 ")),

@@ -1,5 +1,8 @@
 //! The lossless JSON round trip and time-bounded reads against a real Kafka 4.3.1 broker:
 //! `kafka-console-consumer --output json | kafka-console-producer --input json`.
+//!
+//! The `served` test binary also runs this module against our own `kafka-server-start`, with
+//! the same oracles (see `tests/served/main.rs`).
 
 use crate::common::broker::{self, create_topic};
 use crate::common::json_records;

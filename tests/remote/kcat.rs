@@ -1,5 +1,8 @@
 //! Interop with an independent client, kcat (librdkafka), against the real broker: kcat reads
 //! what our producer wrote and we read what kcat wrote, in every codec, keys and headers included.
+//!
+//! The `served` test binary also runs this module against our own `kafka-server-start`, with
+//! the same oracles (see `tests/served/main.rs`).
 
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -3,6 +3,9 @@
 //! topic: every line of both has the shape of `common::perf` (numbers differ by nature), the
 //! records sent are exactly those asked for (`kafka-get-offsets`), and each consumer reads
 //! exactly what is there. Bad invocations read as the Java tools word them.
+//!
+//! The `served` test binary also runs this module against our own `kafka-server-start`, with
+//! the same oracles (see `tests/served/main.rs`).
 
 use crate::common::perf::{self, CONSUMER_DETAILED_HEADER, CONSUMER_HEADER};
 use crate::common::{broker, text};

@@ -1,6 +1,9 @@
 //! `kafka-console-producer --bootstrap-server` against a real Kafka 4.3.1 broker: what we
 //! produce is read back by the Java console consumer from the same jars (the oracle), for every
 //! codec, acks setting and input format; keyed records land where Java's producer puts them.
+//!
+//! The `served` test binary also runs this module against our own `kafka-server-start`, with
+//! the same oracles (see `tests/served/main.rs`).
 
 use std::process::Output;
 use std::time::Instant;
@@ -149,7 +152,18 @@ fn json_input_with_partition_and_timestamp() {
         return;
     };
     let topic = broker::unique_topic("rp-json");
-    java_create_topic(&topic, 3);
+    // The timestamps are years old: retention off, or the embedded log (behind our server)
+    // removes them on append, as a broker's retention thread does within minutes.
+    let out = broker::java_topics(&[
+        "--create",
+        "--topic",
+        &topic,
+        "--partitions",
+        "3",
+        "--config",
+        "retention.ms=-1",
+    ]);
+    assert!(out.status.success(), "create: {}", text(&out.stderr));
     let input = concat!(
         r#"{"partition":2,"timestamp":1700000000123,"key":"k","value":"v","headers":[["h","x"]]}"#,
         "\n",
@@ -232,19 +246,11 @@ fn too_large_record_is_refused_by_the_broker() {
     assert!(err.contains(&format!("topic {topic}")), "{err}");
 }
 
-/// The broker's data directory holding `topic`'s partition 0 (topic names are unique, so the
-/// run directory of whichever broker this binary started is found by the name).
+/// The shared broker's data directory holding `topic`'s partition 0.
 fn partition_dir(topic: &str) -> std::path::PathBuf {
-    let home = std::env::var_os("KAFKIT_KAFKA_HOME").map_or_else(
-        || std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/kafka-4.3.1"),
-        std::path::PathBuf::from,
-    );
-    std::fs::read_dir(home.join("runs"))
-        .expect("the broker's runs directory")
-        .filter_map(|e| e.ok())
-        .map(|e| e.path().join("data").join(format!("{topic}-0")))
-        .find(|p| p.is_dir())
-        .expect("the partition directory")
+    broker::try_log_dir()
+        .expect("the shared broker's data directory")
+        .join(format!("{topic}-0"))
 }
 
 #[test]

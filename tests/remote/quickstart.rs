@@ -1,5 +1,8 @@
 //! The Kafka quickstart, exactly as a tutorial writes it, against a real Kafka 4.3.1 broker with
 //! `--bootstrap-server`: our four tools only, with the Java tools as the oracle for output.
+//!
+//! The `served` test binary also runs this module against our own `kafka-server-start`, with
+//! the same oracles (see `tests/served/main.rs`).
 
 use crate::common::broker::{self, GROUP_COMMAND};
 use crate::common::{sorted, text};

@@ -1,17 +1,18 @@
 //! `kafka-topics --bootstrap-server` against a real Kafka 4.3.1 broker, with the Java
-//! `kafka-topics` from the same jars as the oracle; plus connection failures against fake
-//! servers on loopback, which need no broker.
+//! `kafka-topics` from the same jars as the oracle (connection failures against fake servers,
+//! which need no broker, are in `connection`).
 //!
 //! The broker is shared by the tests of this binary, so every test uses its own topic names and
 //! compares only listings filtered to them.
+//!
+//! The `served` test binary also runs this module against our own `kafka-server-start`, with
+//! the same oracles (see `tests/served/main.rs`).
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
 use crate::common::broker::{self, TOPIC_COMMAND};
-use crate::common::{sorted, text};
+use crate::common::{closed_port, sorted, text};
 
 const T: &str = "kafka-topics";
 
@@ -221,109 +222,6 @@ fn a_dead_first_bootstrap_server_is_skipped() {
     assert_eq!(text(&out.stderr), "");
 }
 
-/// A loopback port with nothing listening on it.
-fn closed_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
-/// Our tool against a fake server; returns its stderr and how long it took.
-fn against(addr: &str, extra: &[&str]) -> (String, Duration) {
-    let start = Instant::now();
-    let out = assert_cmd::Command::cargo_bin(T)
-        .unwrap()
-        .args(["--list", "--bootstrap-server", addr])
-        .args(extra)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    let elapsed = start.elapsed();
-    (our_error(&out), elapsed)
-}
-
-#[test]
-fn refused_connection_fails_fast_naming_the_address() {
-    let addr = format!("127.0.0.1:{}", closed_port());
-    let (err, elapsed) = against(&addr, &[]);
-    assert_eq!(
-        err,
-        format!(
-            "Error while executing topic command : cannot connect to {addr} (connection refused); omit --bootstrap-server to use the embedded log instead"
-        )
-    );
-    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
-    let second = format!("127.0.0.1:{}", closed_port());
-    let (err, _) = against(&format!("{addr},{second}"), &[]);
-    assert!(
-        err.contains(&format!(
-            "cannot connect to {addr} (connection refused), {second} (connection refused); omit"
-        )),
-        "{err}"
-    );
-}
-
-/// A server that accepts one connection and hands it to `serve`.
-fn fake_server(serve: impl FnOnce(std::net::TcpStream) + Send + 'static) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    std::thread::spawn(move || {
-        if let Ok((stream, _)) = listener.accept() {
-            serve(stream);
-        }
-    });
-    addr
-}
-
-#[test]
-fn a_server_that_hangs_up_is_named() {
-    let addr = fake_server(|mut s| {
-        let mut buf = [0u8; 64];
-        let _ = s.read(&mut buf);
-    });
-    let (err, _) = against(&addr, &[]);
-    assert!(
-        err.contains(&format!("{addr} closed the connection during ApiVersions")),
-        "{err}"
-    );
-}
-
-#[test]
-fn an_http_server_hits_the_frame_limit() {
-    let addr = fake_server(|mut s| {
-        let mut buf = [0u8; 64];
-        let _ = s.read(&mut buf);
-        let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
-        std::thread::sleep(Duration::from_secs(2));
-    });
-    let (err, _) = against(&addr, &[]);
-    assert!(
-        err.contains(&format!(
-            "{addr} sent a 1213486160-byte response to ApiVersions, over the 104857600-byte limit"
-        )),
-        "{err}"
-    );
-}
-
-#[test]
-fn a_silent_server_times_out_after_request_timeout_ms() {
-    let addr = fake_server(|mut s| {
-        let mut buf = [0u8; 64];
-        let _ = s.read(&mut buf);
-        std::thread::sleep(Duration::from_secs(10));
-    });
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("client.properties");
-    std::fs::write(&config, "request.timeout.ms=700\n").unwrap();
-    let (err, elapsed) = against(&addr, &["--command-config", config.to_str().unwrap()]);
-    assert_eq!(
-        err,
-        format!(
-            "Error while executing topic command : {addr} did not answer ApiVersions within 700 ms (request.timeout.ms); omit --bootstrap-server to use the embedded log instead"
-        )
-    );
-    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
-}
-
 /// Our describe and Java's for the same arguments, as sorted line sets (Java prints topics in
 /// hash order).
 fn describe_both(args: &[&str]) -> (Vec<String>, Vec<String>) {
@@ -354,7 +252,7 @@ fn describe_agrees_with_java_filters_included() {
         "--config",
         "min.insync.replicas=2",
         "--config",
-        "cleanup.policy=compact",
+        "cleanup.policy=delete",
         "--config",
         "max.message.bytes=200000",
     ]);

@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use crate::cli::java_map::{self, Added};
+
 /// An exception that ends Kafka's tool: the JVM prints `Exception in thread "main" ` and the
 /// exception (its class, then `: message` when it has one) as the first line on stderr, with a
 /// stack trace after it, which kafkit leaves out.
@@ -197,29 +199,11 @@ pub fn optional_long(v: Option<i64>) -> String {
     }
 }
 
-/// `String.hashCode()`: over UTF-16 code units, wrapping.
-fn string_hash(s: &str) -> i32 {
-    s.encode_utf16()
-        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
-}
-
 /// The order in which a `java.util.HashMap<String, _>` that had `keys` added by
-/// `computeIfAbsent` (distinct, in that order) iterates them: by bucket of the final table (16
-/// buckets, doubling whenever the map grows past three quarters), and within a bucket the last
-/// added first (`computeIfAbsent` puts a new key at the head of its bucket; a resize keeps the
-/// order). Kafka's tool prints its summaries per file in this order.
+/// `computeIfAbsent` (distinct, in that order) iterates them (see `cli::java_map`). Kafka's tool
+/// prints its summaries per file in this order.
 pub fn hash_map_order<S: AsRef<str>>(keys: &[S]) -> Vec<usize> {
-    let mut capacity = 16usize;
-    while keys.len() > capacity * 3 / 4 {
-        capacity *= 2;
-    }
-    let bucket = |s: &str| {
-        let h = string_hash(s);
-        ((h ^ ((h as u32) >> 16) as i32) as u32 as usize) & (capacity - 1)
-    };
-    let mut order: Vec<usize> = (0..keys.len()).collect();
-    order.sort_by_key(|&i| (bucket(keys[i].as_ref()), std::cmp::Reverse(i)));
-    order
+    java_map::hash_map_order(keys, Added::ComputeIfAbsent)
 }
 
 #[cfg(test)]
@@ -260,7 +244,7 @@ mod tests {
     #[test]
     fn hash_map_order_follows_java() {
         // "Aa" and "BB" share a hash code: the last added first within the bucket.
-        assert_eq!(string_hash("Aa"), string_hash("BB"));
+        assert_eq!(java_map::string_hash("Aa"), java_map::string_hash("BB"));
         assert_eq!(hash_map_order(&["BB", "Aa"]), vec![1, 0]);
         // Java's HashMap iterates {"b", "a"} as a, b (hashes 98 and 97).
         assert_eq!(hash_map_order(&["b", "a"]), vec![1, 0]);

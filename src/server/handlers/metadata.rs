@@ -23,8 +23,15 @@ use crate::client::topic_name;
 use crate::local::TopicMeta;
 use crate::server::broker::Broker;
 
-/// A topic as Metadata reports it: its metadata, or the error for its name.
-type Lookup = (String, Result<TopicMeta, i16>);
+/// A topic as Metadata reports it: its metadata, or the error for what was asked.
+type Lookup = (Asked, Result<TopicMeta, i16>);
+
+/// How a topic was asked for: an error names it the same way (Kafka answers an unknown id with
+/// the id and no name).
+enum Asked {
+    Name(String),
+    Id(uuid::Uuid),
+}
 
 pub async fn handle(
     broker: &Arc<Broker>,
@@ -42,10 +49,14 @@ pub async fn handle(
     let node = BrokerId(broker.config.node_id);
     let topics = lookups
         .into_iter()
-        .map(|(name, found)| match found {
-            Ok(meta) => topic_entry(broker.config.node_id, &meta),
-            Err(code) => MetadataResponseTopic::default()
+        .map(|(asked, found)| match (found, asked) {
+            (Ok(meta), _) => topic_entry(broker.config.node_id, &meta),
+            (Err(code), Asked::Name(name)) => MetadataResponseTopic::default()
                 .with_name(Some(TopicName(str_bytes(name))))
+                .with_error_code(code),
+            (Err(code), Asked::Id(id)) => MetadataResponseTopic::default()
+                .with_name(None)
+                .with_topic_id(id)
                 .with_error_code(code),
         })
         .collect();
@@ -73,19 +84,20 @@ fn lookup(
         let names = broker.dir.topic_names().unwrap_or_default();
         return names
             .into_iter()
-            .filter_map(|name| Some((name.clone(), Ok(broker.topic(&name).ok()??))))
+            .filter_map(|name| Some((Asked::Name(name.clone()), Ok(broker.topic(&name).ok()??))))
             .collect();
     };
     wanted
         .into_iter()
         .map(|t| {
+            // v10+: a topic asked for by id; its name is then null or empty (Java's client
+            // sends ""), and ignored as Kafka ignores it.
             let name = match t.name {
-                Some(name) => name.0.to_string(),
-                // v10+: a topic asked for by id.
-                None => return by_id(broker, &topic_id_text(t.topic_id)),
+                Some(name) if t.topic_id.is_nil() => name.0.to_string(),
+                _ => return by_id(broker, t.topic_id),
             };
             let found = find(broker, &name, auto_create);
-            (name, found)
+            (Asked::Name(name), found)
         })
         .collect()
 }
@@ -103,16 +115,17 @@ fn find(broker: &Broker, name: &str, auto_create: bool) -> Result<TopicMeta, i16
     }
 }
 
-fn by_id(broker: &Broker, id: &str) -> Lookup {
+fn by_id(broker: &Broker, id: uuid::Uuid) -> Lookup {
+    let text = topic_id_text(id);
     let names = broker.dir.topic_names().unwrap_or_default();
     for name in names {
         if let Ok(Some(meta)) = broker.topic(&name)
-            && meta.id == id
+            && meta.id == text
         {
-            return (name, Ok(meta));
+            return (Asked::Name(name), Ok(meta));
         }
     }
-    (String::new(), Err(ResponseError::UnknownTopicId.code()))
+    (Asked::Id(id), Err(ResponseError::UnknownTopicId.code()))
 }
 
 fn topic_entry(node: i32, meta: &TopicMeta) -> MetadataResponseTopic {

@@ -1,0 +1,40 @@
+//! The `tests/remote/` modules whose features `kafka-server-start` serves, run against our own
+//! server instead of a real Kafka broker: one test binary whose shared "broker" is a
+//! `kafka-server-start` over a temporary log directory, started by the first test that asks for
+//! it and killed when this process exits (see `common::broker`, which picks the server when the
+//! crate is `served`). The Java tools and kcat run against the server too, so every comparison
+//! with Kafka's own tools checks the server as well.
+//!
+//! The modules are those of the first group in `tests/remote/main.rs`; what stays Kafka-only
+//! lives in the modules of its second group, left out here. Everything here runs with
+//! `cargo test --test served` (one module: `cargo test --test served topics::`).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+#[path = "../remote/broker_api_versions.rs"]
+mod broker_api_versions;
+#[path = "../remote/configs.rs"]
+mod configs;
+#[path = "../remote/consumer.rs"]
+mod consumer;
+#[path = "../remote/consumer_group.rs"]
+mod consumer_group;
+#[path = "../remote/delete_records.rs"]
+mod delete_records;
+#[path = "../remote/get_offsets.rs"]
+mod get_offsets;
+#[path = "../remote/groups.rs"]
+mod groups;
+#[path = "../remote/json.rs"]
+mod json;
+#[path = "../remote/kcat.rs"]
+mod kcat;
+#[path = "../remote/perf_test.rs"]
+mod perf_test;
+#[path = "../remote/producer.rs"]
+mod producer;
+#[path = "../remote/quickstart.rs"]
+mod quickstart;
+#[path = "../remote/topics.rs"]
+mod topics;
