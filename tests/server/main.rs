@@ -9,12 +9,14 @@
 //! - `languages`: kafka-python and kafkajs.
 //! - `same_answers`: our tools print the same through the server as on its directory.
 //! - `groups`: consumer groups over the network, offsets shared with the directory.
+//! - `consumer_protocol`: groups of the new consumer protocol (KIP-848), assigned by the server.
 //! - `perf`: the perf-test tools, ours and Kafka's.
 
 #[path = "../common/mod.rs"]
 mod common;
 
 mod clients;
+mod consumer_protocol;
 mod durability;
 mod groups;
 mod hostile;
