@@ -1,7 +1,8 @@
 //! The new consumer group protocol (KIP-848) served by `kafka-server-start`: Java consumers on
 //! `group.protocol=consumer` get their partitions from the server, split them, hand them over
 //! when one leaves, and commit into the directory's group store; `kafka-consumer-groups`
-//! (ours and Java's) describe the group; a classic member cannot join it.
+//! (ours and Java's) describe the group; a classic member cannot join it, nor a member of the
+//! new protocol a live classic group.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -196,5 +197,64 @@ fn three_java_consumers_on_the_consumer_protocol_split_six_partitions() {
             rows.len() == 6 && rows.iter().all(|r| r[5] == "0" && r[6] == "-")
         },
         || format!("{}\n{}", local(), server.stderr()),
+    );
+}
+
+#[test]
+fn a_consumer_protocol_member_is_refused_from_a_live_classic_group() {
+    let k = Kafkit::new();
+    let server = Server::start(k.log_dir(), &[]);
+    let b = server.bootstrap.as_str();
+    k.ok(
+        "kafka-topics",
+        &["--create", "--topic", "cl", "--partitions", "2"],
+        None,
+    );
+    let dir = k.path("out");
+    std::fs::create_dir_all(&dir).unwrap();
+    let _classic = Background::spawn(&dir, "kcat", "kcat", &["-b", b, "-G", "classic", "cl"]);
+    // (The group is not found until kcat has joined.)
+    let state = || {
+        let args = ["--describe", "--group", "classic", "--state"];
+        let mut all = vec!["--bootstrap-server", b];
+        all.extend_from_slice(&args);
+        text(&k.run("kafka-consumer-groups", &all, None).stdout)
+    };
+    wait_until(
+        Duration::from_secs(30),
+        || state().contains(" Stable "),
+        || format!("{}\n{}", state(), server.stderr()),
+    );
+    let new_protocol = ["--consumer-property", "group.protocol=consumer"];
+    let mut args = vec![
+        "--bootstrap-server",
+        b,
+        "--topic",
+        "cl",
+        "--group",
+        "classic",
+    ];
+    args.extend_from_slice(&new_protocol);
+    let err = k.fails("kafka-console-consumer", &args, None, 1);
+    assert!(
+        err.contains("Group classic is not a consumer group."),
+        "{err}"
+    );
+    let mut java = vec![
+        "--bootstrap-server",
+        b,
+        "--topic",
+        "cl",
+        "--group",
+        "classic",
+    ];
+    java.extend_from_slice(&new_protocol);
+    java.extend_from_slice(&["--timeout-ms", "20000"]);
+    let out = java_tool(crate::common::broker::CONSOLE_CONSUMER, &java);
+    assert!(
+        text(&out.stderr)
+            .contains("GroupIdNotFoundException: Group classic is not a consumer group."),
+        "{}",
+        text(&out.stderr)
     );
 }

@@ -158,10 +158,11 @@ fn kafkajs_consumer_group_commits_what_the_directory_shows() {
 }
 
 /// franz-go (`tests/server/clients/franz/main.go`): kadm creates the topic, idempotent producers
-/// send in every codec, it reads back by partition and as a classic group that commits, and kadm
-/// fetches the commits; then the directory shows the same records, codecs and offsets.
+/// send in every codec, it reads back by partition, as a classic group and as a KIP-848 group
+/// (the server assigns), each committing, and kadm fetches the commits; then the directory shows
+/// the same records, codecs and offsets.
 #[test]
-fn franz_go_produces_in_every_codec_and_commits_as_a_group() {
+fn franz_go_produces_in_every_codec_and_commits_as_classic_and_kip848_groups() {
     let k = Kafkit::new();
     let server = Server::start(k.log_dir(), &[]);
     let out = Command::new(clients().join("franz"))
@@ -181,10 +182,14 @@ fn franz_go_produces_in_every_codec_and_commits_as_a_group() {
         ),
         "{summary}"
     );
-    // "kadm: group franz-group committed 0:159 1:165 2:176, ..."
+    assert!(
+        summary.contains("kadm: group franz-group-848 is Stable, assignor range, its member at epoch 1 has all 3 partitions"),
+        "{summary}"
+    );
+    // "kadm: classic group franz-group committed 0:159 1:165 2:176, ..."
     let committed: Vec<(String, String)> = summary
         .lines()
-        .find_map(|l| l.strip_prefix("kadm: group franz-group committed "))
+        .find_map(|l| l.strip_prefix("kadm: classic group franz-group committed "))
         .and_then(|rest| rest.split(',').next())
         .expect(&summary)
         .split(' ')
@@ -241,24 +246,27 @@ fn franz_go_produces_in_every_codec_and_commits_as_a_group() {
         );
     }
 
-    // The group's commits, as the directory shows them: what franz-go read, the end, lag 0.
-    let described = k.ok(
-        "kafka-consumer-groups",
-        &["--log-dir", log_dir, "--describe", "--group", "franz-group"],
-        None,
-    );
-    let rows: Vec<Vec<&str>> = described
-        .lines()
-        .filter(|l| l.starts_with("franz-group"))
-        .map(|l| l.split_whitespace().collect())
-        .collect();
-    let shown: Vec<(String, String)> = rows
-        .iter()
-        .map(|cols| (cols[2].to_string(), cols[3].to_string()))
-        .collect();
-    assert_eq!(shown, committed, "{described}");
-    assert!(
-        rows.iter().all(|cols| cols[3] == cols[4] && cols[5] == "0"),
-        "{described}"
-    );
+    // Both groups' commits (classic, then KIP-848), as the directory shows them: what franz-go
+    // read, the end, lag 0.
+    for group in ["franz-group", "franz-group-848"] {
+        let described = k.ok(
+            "kafka-consumer-groups",
+            &["--log-dir", log_dir, "--describe", "--group", group],
+            None,
+        );
+        let rows: Vec<Vec<&str>> = described
+            .lines()
+            .filter(|l| l.starts_with(&format!("{group} ")))
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        let shown: Vec<(String, String)> = rows
+            .iter()
+            .map(|cols| (cols[2].to_string(), cols[3].to_string()))
+            .collect();
+        assert_eq!(shown, committed, "{described}");
+        assert!(
+            rows.iter().all(|cols| cols[3] == cols[4] && cols[5] == "0"),
+            "{described}"
+        );
+    }
 }

@@ -1,7 +1,8 @@
 // Command franz runs franz-go (the Go Kafka client) against a server: it creates a topic with
 // kadm, produces keyed records with headers through idempotent producers in every codec, reads
-// them back partition by partition, then as a classic consumer group that commits, and checks
-// with kadm that the committed offsets are the ones it read. It prints a summary on stdout and
+// them back partition by partition, then as a classic consumer group and as a group of the new
+// protocol (KIP-848, assigned by the server), each committing, and checks with kadm that the
+// committed offsets are the ones it read. It prints a summary on stdout and
 // exits 1 on the first mismatch, saying what differed.
 //
 // Usage: franz BOOTSTRAP TOPIC GROUP COUNT
@@ -62,8 +63,38 @@ func main() {
 	produce(ctx, bootstrap, topic, count)
 	ends := endOffsets(ctx, adm, topic, count)
 	readByPartition(ctx, bootstrap, topic, count)
-	read := readAsGroup(ctx, bootstrap, topic, group, count)
-	checkCommitted(ctx, adm, topic, group, read, ends)
+	read := readAsGroup(ctx, bootstrap, topic, group, count, func() {})
+	checkCommitted(ctx, adm, topic, group, read, ends, "classic")
+
+	// The same through the server-side assignment of KIP-848 (franz-go's ServerSideBalancer,
+	// the range assignor).
+	group848 := group + "-848"
+	read = readAsGroup(ctx, bootstrap, topic, group848, count,
+		func() { checkAssigned(ctx, adm, topic, group848) },
+		kgo.Balancers(kgo.RangeBalancer()), kgo.ServerSideBalancer())
+	checkCommitted(ctx, adm, topic, group848, read, ends, "consumer")
+}
+
+// checkAssigned describes a KIP-848 group with kadm while its one member is in it: the server
+// gave it every partition with the range assignor.
+func checkAssigned(ctx context.Context, adm *kadm.Client, topic, group string) {
+	described, err := adm.DescribeConsumerGroups(ctx, group)
+	if err == nil {
+		err = described.Error()
+	}
+	if err != nil {
+		fail("kadm DescribeConsumerGroups %s: %v", group, err)
+	}
+	g := described[group]
+	if g.State != "Stable" || g.AssignorName != "range" || len(g.Members) != 1 {
+		fail("group %s: state %q, assignor %q, %d members", group, g.State, g.AssignorName, len(g.Members))
+	}
+	m := g.Members[0]
+	if m.MemberType != 1 || len(m.Assignment[topic]) != partitions || m.MemberEpoch < 1 {
+		fail("group %s: member type %d at epoch %d assigned %v", group, m.MemberType, m.MemberEpoch, m.Assignment)
+	}
+	fmt.Printf("kadm: group %s is %s, assignor %s, its member at epoch %d has all %d partitions\n",
+		group, g.State, g.AssignorName, m.MemberEpoch, partitions)
 }
 
 func newClient(bootstrap string, opts ...kgo.Opt) *kgo.Client {
@@ -191,16 +222,19 @@ func readByPartition(ctx context.Context, bootstrap, topic string, count int) {
 	fmt.Printf("read by partition: %d records, keys, values and headers as produced, next %s\n", count, partitionList(next))
 }
 
-// readAsGroup joins a classic group (the client-side balancers), reads everything, commits
-// and leaves; returns what it read up to in each partition.
-func readAsGroup(ctx context.Context, bootstrap, topic, group string, count int) map[int32]int64 {
-	cl := newClient(bootstrap,
+// readAsGroup joins a group (classic, with the client-side balancers, unless opts say
+// otherwise), reads everything, runs check while still a member, commits and leaves; returns
+// what it read up to in each partition.
+func readAsGroup(ctx context.Context, bootstrap, topic, group string, count int, check func(), opts ...kgo.Opt) map[int32]int64 {
+	opts = append([]kgo.Opt{
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topic),
 		kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-	)
+	}, opts...)
+	cl := newClient(bootstrap, opts...)
 	next := poll(ctx, cl, count, "group "+group)
+	check()
 	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
 		fail("group %s: commit: %v", group, err)
 	}
@@ -212,7 +246,7 @@ func readAsGroup(ctx context.Context, bootstrap, topic, group string, count int)
 
 // checkCommitted fetches the group's offsets with kadm: they must be what the group read, which
 // is every partition's end; the group must be empty once its member left.
-func checkCommitted(ctx context.Context, adm *kadm.Client, topic, group string, read, ends map[int32]int64) {
+func checkCommitted(ctx context.Context, adm *kadm.Client, topic, group string, read, ends map[int32]int64, kind string) {
 	fetched, err := adm.FetchOffsets(ctx, group)
 	if err != nil {
 		fail("kadm FetchOffsets %s: %v", group, err)
@@ -237,10 +271,10 @@ func checkCommitted(ctx context.Context, adm *kadm.Client, topic, group string, 
 		fail("kadm DescribeGroups %s: %v", group, err)
 	}
 	g := described[group]
-	if g.State != "Empty" || g.ProtocolType != "consumer" || len(g.Members) != 0 {
-		fail("group %s after leaving: state %q, protocol type %q, %d members", group, g.State, g.ProtocolType, len(g.Members))
+	if g.State != "Empty" || len(g.Members) != 0 {
+		fail("group %s after leaving: state %q, %d members", group, g.State, len(g.Members))
 	}
-	fmt.Printf("kadm: group %s committed %s, the end of every partition; state %s\n", group, partitionList(committed), g.State)
+	fmt.Printf("kadm: %s group %s committed %s, the end of every partition; state %s\n", kind, group, partitionList(committed), g.State)
 }
 
 // partitionList is "0:12 1:9 2:14", in partition order.
