@@ -178,11 +178,9 @@ fn step(
         .log
         .enabled(crate::server::log::Level::Debug)
         .then(|| format!("epoch {} owning {:?}", beat.member_epoch, beat.owned));
-    let (result, empty) = {
-        let mut group = entry.consumer();
-        let result = group.heartbeat(beat, &topics.counts, Instant::now());
-        (result, group.members.is_empty())
-    };
+    let result = entry
+        .consumer()
+        .heartbeat(beat, &topics.counts, Instant::now());
     if let Some(said) = said {
         broker.log.debug(&format!(
             "Group {name}: member {member_id} at {said}: {result:?}"
@@ -197,7 +195,11 @@ fn step(
             .info(&format!("Member(s) {member_id} left group {name}")),
         _ => {}
     }
-    if empty && let Some(member) = standin.take() {
+    // The last member left (or a refused first one): the stand-in goes, unless classic
+    // members hold it.
+    if !entry.is_live()
+        && let Some(member) = standin.take()
+    {
         let _ = member.leave(&Default::default());
     }
     result.map(|reply| (reply, topics.ids))
