@@ -121,7 +121,31 @@ fn three_java_consumers_on_the_consumer_protocol_split_six_partitions() {
         server.stderr()
     );
 
-    // Both tools see one consumer-protocol group of three members, two partitions each.
+    // Both tools see one consumer-protocol group of three members, two partitions each, print
+    // the same offsets (once the consumers' auto-commits caught up: lag 0) and the same state.
+    let ours_and_javas = |args: &[&str]| {
+        let mut all = vec!["--bootstrap-server", b];
+        all.extend_from_slice(args);
+        let ours = text(&k.run("kafka-consumer-groups", &all, None).stdout);
+        (ours, java_groups(b, args))
+    };
+    let offsets = ["--describe", "--group", "g848"];
+    wait_until(
+        Duration::from_secs(60),
+        || {
+            let (ours, java) = ours_and_javas(&offsets);
+            let rows: Vec<&str> = java.lines().filter(|l| l.starts_with("g848 ")).collect();
+            ours == java
+                && rows.len() == 6
+                && rows
+                    .iter()
+                    .all(|r| r.split_whitespace().nth(5) == Some("0"))
+        },
+        || format!("{:?}", ours_and_javas(&offsets)),
+    );
+    let (ours, java) = ours_and_javas(&["--describe", "--group", "g848", "--state"]);
+    assert_eq!(ours, java);
+    assert!(java.contains(" uniform "), "{java}");
     let java = members(&described(), "g848");
     let ours = k.ok(
         "kafka-consumer-groups",
