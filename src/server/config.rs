@@ -44,6 +44,11 @@ pub struct ServerConfig {
     /// Topic config defaults from the broker's `log.*` keys (`retention.ms`, `retention.bytes`,
     /// `segment.bytes`), applied to topics that do not set them.
     pub topic_defaults: BTreeMap<String, String>,
+    /// `group.consumer.heartbeat.interval.ms`: how often members of the consumer protocol
+    /// (KIP-848) are told to heartbeat.
+    pub consumer_heartbeat_interval_ms: i32,
+    /// `group.consumer.session.timeout.ms`: how long such a member may stay silent.
+    pub consumer_session_timeout_ms: i32,
 }
 
 impl ServerConfig {
@@ -98,6 +103,12 @@ impl ServerConfig {
             DEFAULT_MESSAGE_MAX_BYTES as i64,
             0,
         )? as i32;
+        let consumer_ms = |key: &str, default: i64| {
+            int(get(key), key, default, 1).map(|n| n.min(i64::from(i32::MAX)) as i32)
+        };
+        let consumer_heartbeat_interval_ms =
+            consumer_ms("group.consumer.heartbeat.interval.ms", 5_000)?;
+        let consumer_session_timeout_ms = consumer_ms("group.consumer.session.timeout.ms", 45_000)?;
         Ok(ServerConfig {
             listener,
             advertised,
@@ -107,7 +118,14 @@ impl ServerConfig {
             auto_create_topics,
             message_max_bytes,
             topic_defaults: topic_defaults(&get)?,
+            consumer_heartbeat_interval_ms,
+            consumer_session_timeout_ms,
         })
+    }
+
+    /// `group.consumer.session.timeout.ms` as a duration.
+    pub fn consumer_session_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.consumer_session_timeout_ms as u64)
     }
 }
 

@@ -78,6 +78,8 @@ pub fn served() -> Vec<(ApiKey, i16, i16)> {
         range::<DescribeGroupsRequest>(ApiKey::DescribeGroups, i16::MAX),
         range::<DeleteGroupsRequest>(ApiKey::DeleteGroups, i16::MAX),
         range::<OffsetDeleteRequest>(ApiKey::OffsetDelete, i16::MAX),
+        range::<ConsumerGroupHeartbeatRequest>(ApiKey::ConsumerGroupHeartbeat, i16::MAX),
+        range::<ConsumerGroupDescribeRequest>(ApiKey::ConsumerGroupDescribe, i16::MAX),
     ]
 }
 
@@ -171,6 +173,8 @@ pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes, peer_ip: &str) -> Ou
         ListGroups => ListGroupsRequest, groups::admin::list_groups;
         DescribeGroups => DescribeGroupsRequest, groups::admin::describe_groups;
         DeleteGroups => DeleteGroupsRequest, groups::admin::delete_groups;
+        ConsumerGroupHeartbeat => ConsumerGroupHeartbeatRequest, groups::heartbeat::heartbeat;
+        ConsumerGroupDescribe => ConsumerGroupDescribeRequest, groups::heartbeat::describe;
     }
 }
 

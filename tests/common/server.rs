@@ -133,6 +133,18 @@ impl Background {
         topic: &str,
         group: &str,
     ) -> Background {
+        let properties = ["session.timeout.ms=6000", "heartbeat.interval.ms=1000"];
+        Self::java_consumer_with(dir, name, (bootstrap, topic, group), &properties)
+    }
+
+    /// A Java ConsoleConsumer in a group, `(bootstrap, topic, group)`, from the beginning, with
+    /// these `--consumer-property` settings.
+    pub fn java_consumer_with(
+        dir: &Path,
+        name: &str,
+        (bootstrap, topic, group): (&str, &str, &str),
+        properties: &[&str],
+    ) -> Background {
         let script = super::broker::script();
         let mut args = vec![
             script.to_str().unwrap(),
@@ -147,11 +159,10 @@ impl Background {
             "--group",
             group,
             "--from-beginning",
-            "--consumer-property",
-            "session.timeout.ms=6000",
-            "--consumer-property",
-            "heartbeat.interval.ms=1000",
         ]);
+        for p in properties {
+            args.extend_from_slice(&["--consumer-property", p]);
+        }
         Background::spawn(dir, name, "bash", &args)
     }
 

@@ -6,15 +6,17 @@
 //! - `clients`: kcat and the Java tools produce and consume; one log, two ways in.
 //! - `durability`: kill -9 loses nothing that was acknowledged.
 //! - `hostile`: malformed and hostile requests close their own connection only.
-//! - `languages`: kafka-python and kafkajs.
+//! - `languages`: kafka-python, kafkajs and franz-go.
 //! - `same_answers`: our tools print the same through the server as on its directory.
 //! - `groups`: consumer groups over the network, offsets shared with the directory.
+//! - `consumer_protocol`: groups of the new consumer protocol (KIP-848), assigned by the server.
 //! - `perf`: the perf-test tools, ours and Kafka's.
 
 #[path = "../common/mod.rs"]
 mod common;
 
 mod clients;
+mod consumer_protocol;
 mod durability;
 mod groups;
 mod hostile;

@@ -1,5 +1,6 @@
-//! FindCoordinator (this node, for groups; transactions are not served), ListGroups,
-//! DescribeGroups and DeleteGroups. Groups are listed and described from both sides: the
+//! FindCoordinator (this node, for groups; transactions are not served), ListGroups (groups of
+//! both protocols), DescribeGroups (classic groups; ConsumerGroupDescribe is in
+//! [`super::heartbeat`]) and DeleteGroups. Groups are listed and described from both sides: the
 //! networked members the server holds, else the group store (`--log-dir` members and
 //! committed offsets), so the Java admin tools see `--log-dir` groups too.
 
@@ -84,13 +85,20 @@ pub async fn find_coordinator(
     })
 }
 
-/// A group as listed: (id, state).
-fn all_groups(broker: &Broker) -> Result<Vec<(String, String)>, LocalError> {
-    let mut groups: std::collections::BTreeMap<String, String> = Default::default();
+/// A group as listed: (id, (state, type)).
+type Listed = Vec<(String, (String, &'static str))>;
+
+fn all_groups(broker: &Broker) -> Result<Listed, LocalError> {
+    let mut groups: std::collections::BTreeMap<String, (String, &'static str)> = Default::default();
     for (name, entry) in broker.groups.entries() {
         let group = entry.group();
         if !group.members.is_empty() {
-            groups.insert(name, group.state.name().to_string());
+            groups.insert(name.clone(), (group.state.name().to_string(), "classic"));
+        }
+        drop(group);
+        let consumer = entry.consumer();
+        if !consumer.members.is_empty() {
+            groups.insert(name, (consumer.state().to_string(), "consumer"));
         }
     }
     let store = &broker.groups.store;
@@ -99,7 +107,7 @@ fn all_groups(broker: &Broker) -> Result<Vec<(String, String)>, LocalError> {
             continue;
         }
         if let Some(d) = store.describe(&name)? {
-            groups.insert(name, d.state.name().to_string());
+            groups.insert(name, (d.state.name().to_string(), "classic"));
         }
     }
     Ok(groups.into_iter().collect())
@@ -131,9 +139,9 @@ pub async fn list_groups(
         .collect();
     let listed = groups
         .into_iter()
-        .filter(|(_, state)| states.is_empty() || states.contains(&state.to_lowercase()))
-        .filter(|_| types.is_empty() || types.iter().any(|t| t == "classic"))
-        .map(|(id, state)| {
+        .filter(|(_, (state, _))| states.is_empty() || states.contains(&state.to_lowercase()))
+        .filter(|(_, (_, kind))| types.is_empty() || types.iter().any(|t| t == kind))
+        .map(|(id, (state, kind))| {
             let g = ListedGroup::default()
                 .with_group_id(GroupId(str_bytes(id)))
                 .with_protocol_type(str_bytes("consumer"));
@@ -143,7 +151,7 @@ pub async fn list_groups(
                 g
             };
             if version >= 5 {
-                g.with_group_type(str_bytes("classic"))
+                g.with_group_type(str_bytes(kind))
             } else {
                 g
             }
@@ -165,6 +173,14 @@ pub async fn describe_groups(
         });
         if let Some(g) = networked {
             described.push(g);
+            continue;
+        }
+        if broker
+            .groups
+            .existing(&id.0)
+            .is_some_and(|e| !e.consumer().members.is_empty())
+        {
+            described.push(not_classic(id, version));
             continue;
         }
         let store = broker.groups.store.clone();
@@ -253,6 +269,23 @@ fn local_group(d: &GroupDescription, version: i16) -> DescribedGroup {
         .with_protocol_type(str_bytes("consumer"))
         .with_protocol_data(str_bytes(protocol))
         .with_members(members)
+}
+
+/// A group of the consumer protocol, which DescribeGroups does not describe (Kafka: an error
+/// from v6, a Dead group before).
+fn not_classic(id: GroupId, version: i16) -> DescribedGroup {
+    let g = DescribedGroup::default()
+        .with_group_id(id.clone())
+        .with_group_state(str_bytes("Dead"));
+    if version >= 6 {
+        g.with_error_code(ResponseError::GroupIdNotFound.code())
+            .with_error_message(Some(str_bytes(format!(
+                "Group {} is not a classic group.",
+                id.0
+            ))))
+    } else {
+        g
+    }
 }
 
 fn missing_group(id: GroupId, version: i16) -> DescribedGroup {

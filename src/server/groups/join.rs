@@ -82,6 +82,12 @@ fn step(broker: &Broker, entry: &Entry, name: &str, req: JoinRequest) -> Result<
         return Err(ResponseError::InconsistentGroupProtocol.code());
     }
     let mut group = entry.group();
+    if !entry.consumer().members.is_empty() {
+        broker.log.warn(&format!(
+            "Refused a classic member of group {name}: its members use the consumer protocol"
+        ));
+        return Err(ResponseError::InconsistentGroupProtocol.code());
+    }
     let result = group.join(req, Instant::now());
     let empty = group.members.is_empty();
     drop(group);

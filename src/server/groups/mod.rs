@@ -8,14 +8,18 @@
 //! from joining it; the stand-in itself is refused while `--log-dir` consumers are in the
 //! group. So the two kinds never share a group, and never read the same records.
 //!
-//! - [`group`]: one group's state machine;
+//! - [`group`]: one classic group's state machine;
+//! - [`consumer`]: one group of the new consumer protocol (KIP-848), assigned by the server;
+//! - [`heartbeat`]: ConsumerGroupHeartbeat and ConsumerGroupDescribe;
 //! - [`join`]: JoinGroup and SyncGroup (the waiting parts of a rebalance);
 //! - [`membership`]: Heartbeat, LeaveGroup, and session timeouts;
 //! - [`offsets`]: OffsetCommit, OffsetFetch, OffsetDelete;
 //! - [`admin`]: FindCoordinator, ListGroups, DescribeGroups, DeleteGroups.
 
 pub mod admin;
+pub mod consumer;
 pub mod group;
+pub mod heartbeat;
 pub mod join;
 pub mod membership;
 pub mod offsets;
@@ -28,16 +32,20 @@ use tokio::sync::watch;
 
 use crate::local::LocalError;
 use crate::local::group::{GroupStore, Member, MemberConfig};
+use consumer::ConsumerGroup;
 use group::Group;
 
 /// How often session timeouts are checked and the stand-ins heartbeat.
 const TICK: Duration = Duration::from_millis(500);
 
-/// One group: its state, a signal bumped on every change (waiters in JoinGroup and SyncGroup
-/// look again), and the stand-in member in the group store.
+/// One group: its state (classic, or of the consumer protocol: at most one of them has members),
+/// a signal bumped on every change (waiters in JoinGroup and SyncGroup look again), and the
+/// stand-in member in the group store.
 #[derive(Debug, Default)]
 pub struct Entry {
     state: Mutex<Group>,
+    /// Locked after `state` when both are needed.
+    consumer: Mutex<ConsumerGroup>,
     changed: watch::Sender<u64>,
     /// Locked before `state` when both are needed.
     standin: Mutex<Option<Member>>,
@@ -47,6 +55,15 @@ impl Entry {
     pub fn group(&self) -> MutexGuard<'_, Group> {
         // Group steps leave the state consistent at every return.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn consumer(&self) -> MutexGuard<'_, ConsumerGroup> {
+        self.consumer.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the group has networked members, of either protocol.
+    pub fn is_live(&self) -> bool {
+        !self.group().members.is_empty() || !self.consumer().members.is_empty()
     }
 
     pub fn standin(&self) -> MutexGuard<'_, Option<Member>> {
@@ -78,7 +95,7 @@ impl Entry {
     /// Leaves the group store once no networked member is left.
     pub fn release_standin_if_empty(&self) -> Result<(), LocalError> {
         let mut standin = self.standin();
-        if !self.group().members.is_empty() {
+        if self.is_live() {
             return Ok(());
         }
         match standin.take() {
@@ -126,8 +143,7 @@ impl Coordinator {
 
     /// Whether the group has networked members now.
     pub fn has_members(&self, group: &str) -> bool {
-        self.existing(group)
-            .is_some_and(|e| !e.group().members.is_empty())
+        self.existing(group).is_some_and(|e| e.is_live())
     }
 }
 
@@ -147,13 +163,24 @@ pub async fn maintain(broker: Arc<crate::server::broker::Broker>) {
                 }
                 (expired, g.try_complete(now))
             };
-            if !expired.is_empty() {
-                broker.log.info(&format!(
-                    "Member(s) {} of group {name} left: session timeout; rebalancing",
-                    expired.join(", ")
-                ));
+            let timed_out = {
+                let mut g = entry.consumer();
+                let session = broker.config.consumer_session_timeout();
+                let timed_out = g.expired(now, session);
+                if !timed_out.is_empty() {
+                    g.remove(&timed_out, now);
+                }
+                timed_out
+            };
+            for ids in [&expired, &timed_out] {
+                if !ids.is_empty() {
+                    broker.log.info(&format!(
+                        "Member(s) {} of group {name} left: session timeout; rebalancing",
+                        ids.join(", ")
+                    ));
+                }
             }
-            if !expired.is_empty() || completed {
+            if !expired.is_empty() || !timed_out.is_empty() || completed {
                 entry.notify();
             }
             let e = Arc::clone(&entry);

@@ -2,7 +2,8 @@
 //! offsets committed through the server are what `kafka-consumer-groups --log-dir` shows, and
 //! the reverse.
 //!
-//! A member's commit goes through the server's stand-in member (fenced like any member); a
+//! A member's commit (of either protocol) goes through the server's stand-in member (fenced
+//! like any member); a
 //! commit without a generation (the admin client's reset, a consumer without a group) is a
 //! reset, refused while the group has members on either side, as Kafka refuses it for a
 //! non-empty group (UNKNOWN_MEMBER_ID).
@@ -46,7 +47,23 @@ pub async fn commit(
     let entry = broker.groups.entry(&name);
     let generation = request.generation_id_or_member_epoch;
     let admin = generation < 0 && request.member_id.is_empty();
-    let mut code = {
+    let consumer_code = {
+        let group = entry.consumer();
+        // A member of the consumer protocol commits with its member epoch.
+        (!group.members.is_empty()).then(|| {
+            if admin {
+                ResponseError::UnknownMemberId.code()
+            } else {
+                group
+                    .check_commit(&request.member_id, generation)
+                    .err()
+                    .unwrap_or(0)
+            }
+        })
+    };
+    let mut code = if let Some(code) = consumer_code {
+        code
+    } else {
         let mut group = entry.group();
         if admin {
             if group.members.is_empty() {
