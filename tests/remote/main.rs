@@ -5,8 +5,8 @@
 //!
 //! The modules of the first group also run against our own `kafka-server-start`, in the
 //! `served` binary (`tests/served/main.rs` includes them); the second group is Kafka-only: what
-//! the server does not do (SASL and TLS, transactions, compaction, group and broker configs,
-//! KIP-848 groups), a broker of a test's own, Kafka's own files, or no broker at all.
+//! the server does not do (SASL and TLS, transactions, compaction, group and broker configs),
+//! a broker of a test's own, Kafka's own files, or no broker at all.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -16,9 +16,11 @@ mod broker_api_versions;
 mod configs;
 mod consumer;
 mod consumer_group;
+mod consumer_group_848;
 mod delete_records;
 mod get_offsets;
 mod groups;
+mod groups_848;
 mod json;
 mod kcat;
 mod perf_test;
@@ -32,6 +34,5 @@ mod connection;
 mod consumer_group_kafka_only;
 mod consumer_kafka_only;
 mod dump_log;
-mod groups_kafka_only;
 mod restart;
 mod security;

@@ -20,12 +20,16 @@ mod configs;
 mod consumer;
 #[path = "../remote/consumer_group.rs"]
 mod consumer_group;
+#[path = "../remote/consumer_group_848.rs"]
+mod consumer_group_848;
 #[path = "../remote/delete_records.rs"]
 mod delete_records;
 #[path = "../remote/get_offsets.rs"]
 mod get_offsets;
 #[path = "../remote/groups.rs"]
 mod groups;
+#[path = "../remote/groups_848.rs"]
+mod groups_848;
 #[path = "../remote/json.rs"]
 mod json;
 #[path = "../remote/kcat.rs"]

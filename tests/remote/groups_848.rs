@@ -1,8 +1,6 @@
 //! `kafka-consumer-groups --bootstrap-server` on groups of the new consumer group protocol
 //! (KIP-848, made by the Java console consumer with `group.protocol=consumer`), with the Java
-//! tool as the oracle as in `groups`. These run in the `remote` binary only until
-//! `kafka-server-start` serves ConsumerGroupHeartbeat and ConsumerGroupDescribe (the
-//! group-coordinator work on KIP-848).
+//! tool as the oracle as in `groups`.
 
 use crate::common::broker::{self, create_topic};
 use crate::groups::{
