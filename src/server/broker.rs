@@ -2,7 +2,7 @@
 //! partition it has touched (the partition's log, its append queue and its producers'
 //! sequence state), plus the signal that wakes fetches waiting for data.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -148,6 +148,26 @@ impl Broker {
         });
         self.partitions().insert(key, Arc::clone(&handle));
         Ok(handle)
+    }
+
+    /// Drops the cached partitions of topics that no longer exist, or exist again under
+    /// another id (deleted through this server or by a tool on the directory), so that the
+    /// segment files they keep open are closed and their space freed.
+    pub fn forget_deleted_topics(&self) {
+        let cached: HashSet<(String, String)> = self
+            .partitions()
+            .values()
+            .map(|p| (p.topic.clone(), p.topic_id.clone()))
+            .collect();
+        // The directory is read without holding the map's lock.
+        let gone: HashSet<(String, String)> = cached
+            .into_iter()
+            .filter(|(name, id)| !matches!(self.dir.topic(name), Ok(Some(meta)) if meta.id == *id))
+            .collect();
+        if !gone.is_empty() {
+            self.partitions()
+                .retain(|_, p| !gone.contains(&(p.topic.clone(), p.topic_id.clone())));
+        }
     }
 
     fn partitions(

@@ -3,7 +3,7 @@
 use std::process::Command;
 
 use crate::common::server::Server;
-use crate::common::text;
+use crate::common::{Kafkit, text};
 
 fn server_start(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_kafka-server-start"))
@@ -145,4 +145,61 @@ fn kafka_quickstart_properties_work_as_they_are() {
     assert!(ready.contains(&log_dir.display().to_string()), "{ready}");
     crate::common::signal(&child, "-TERM");
     assert_eq!(child.wait().unwrap().code(), Some(143));
+}
+
+/// The files under `dir` that process `pid` holds open.
+fn files_held(pid: u32, dir: &std::path::Path) -> Vec<String> {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).expect("Linux /proc");
+    fds.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+        .map(|target| target.display().to_string())
+        .filter(|t| t.starts_with(&dir.display().to_string()))
+        .collect()
+}
+
+/// Those of [`files_held`] that were deleted.
+fn deleted_files_held(pid: u32, dir: &std::path::Path) -> Vec<String> {
+    let mut held = files_held(pid, dir);
+    held.retain(|t| t.ends_with("(deleted)"));
+    held
+}
+
+#[test]
+fn deleted_topics_files_are_closed_whoever_deletes_them() {
+    let k = Kafkit::new();
+    let server = Server::start(k.log_dir(), &[]);
+    let b = server.bootstrap.as_str();
+    for topic in ["by-server", "by-tool"] {
+        let produce = ["--bootstrap-server", b, "--topic", topic];
+        k.ok(
+            "kafka-console-producer",
+            &produce,
+            Some(b"one\ntwo\n".as_slice()),
+        );
+    }
+    let pid = server.child.id();
+    let held = files_held(pid, k.log_dir());
+    for topic in ["by-server-0", "by-tool-0"] {
+        assert!(
+            held.iter().any(|f| f.contains(topic)),
+            "{topic} open: {held:?}"
+        );
+    }
+    // Deleted through the server: its files are closed before it answers.
+    k.ok(
+        "kafka-topics",
+        &["--bootstrap-server", b, "--delete", "--topic", "by-server"],
+        None,
+    );
+    assert_eq!(deleted_files_held(pid, k.log_dir()), Vec::<String>::new());
+    // Deleted by a tool on the directory: closed at the server's next look, within 10 s.
+    k.ok("kafka-topics", &["--delete", "--topic", "by-tool"], None);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !deleted_files_held(pid, k.log_dir()).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still open: {:?}",
+            deleted_files_held(pid, k.log_dir())
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
 }

@@ -147,13 +147,23 @@ impl Coordinator {
     }
 }
 
+/// How often the server looks for deleted topics whose files it still holds open.
+const CLEANUP_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Runs until the server stops: removes members whose session timed out, ends rounds whose
-/// rebalance timeout passed, and heartbeats the stand-ins.
+/// rebalance timeout passed, and heartbeats the stand-ins; now and then, also closes the files
+/// of topics deleted by a tool on the directory.
 pub async fn maintain(broker: Arc<crate::server::broker::Broker>) {
     let mut tick = tokio::time::interval(TICK);
+    let mut last_cleanup = std::time::Instant::now();
     loop {
         tick.tick().await;
         let now = std::time::Instant::now();
+        if now.duration_since(last_cleanup) >= CLEANUP_EVERY {
+            last_cleanup = now;
+            let b = Arc::clone(&broker);
+            let _ = tokio::task::spawn_blocking(move || b.forget_deleted_topics()).await;
+        }
         for (name, entry) in broker.groups.entries() {
             let (expired, completed) = {
                 let mut g = entry.group();

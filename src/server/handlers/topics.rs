@@ -161,15 +161,23 @@ fn delete_one(broker: &Broker, name: Option<String>, id: uuid::Uuid) -> Deletabl
                 .find(|n| matches!(broker.dir.topic(n), Ok(Some(meta)) if meta.id == text))
         }
     };
-    let entry = DeletableTopicResult::default().with_topic_id(id);
     let Some(name) = name else {
-        return entry.with_error_code(ResponseError::UnknownTopicId.code());
+        return DeletableTopicResult::default()
+            .with_topic_id(id)
+            .with_error_code(ResponseError::UnknownTopicId.code());
     };
+    // Answered with the topic's id, as Kafka does, also when it was named by name.
+    let id = match broker.dir.topic(&name) {
+        Ok(Some(meta)) => topic_uuid(&meta.id),
+        _ => id,
+    };
+    let entry = DeletableTopicResult::default().with_topic_id(id);
     let (_, result) = admin::delete_topics(&broker.dir, std::slice::from_ref(&name))
         .pop()
         .unwrap_or_else(|| (name.clone(), Ok(())));
     if result.is_ok() {
         broker.log.info(&format!("Deleted topic {name}"));
+        broker.forget_deleted_topics();
     }
     let (code, message) = outcome(&result);
     entry
