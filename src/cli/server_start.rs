@@ -22,7 +22,7 @@ pub fn command() -> Command {
             Arg::new("properties")
                 .value_name("server.properties")
                 .value_parser(clap::value_parser!(PathBuf))
-                .help("Kafka broker properties: listeners, advertised.listeners, log.dirs, node.id, num.partitions, auto.create.topics.enable, log.retention.*, log.segment.bytes, message.max.bytes (others are ignored)"),
+                .help("Kafka broker properties: listeners, advertised.listeners, log.dirs, node.id, num.partitions, auto.create.topics.enable, log.retention.*, log.segment.bytes, message.max.bytes, group.consumer.heartbeat.interval.ms, group.consumer.session.timeout.ms (others are ignored)"),
         )
         .arg(
             Arg::new("override")
@@ -73,7 +73,14 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     for pair in m.get_many::<String>("override").into_iter().flatten() {
         match pair.split_once('=') {
             Some((k, v)) if !k.trim().is_empty() => {
-                props.insert(k.trim().to_string(), v.trim().to_string());
+                let key = k.trim();
+                // Given on purpose, so most likely misspelt: said, where a file's are not.
+                if !server::READ_KEYS.contains(&key) {
+                    eprintln!(
+                        "WARN: --override {key}: kafka-server-start does not read this property; it is ignored (see --help)"
+                    );
+                }
+                props.insert(key.to_string(), v.trim().to_string());
             }
             _ => {
                 return usage(format!(

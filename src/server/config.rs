@@ -51,6 +51,29 @@ pub struct ServerConfig {
     pub consumer_session_timeout_ms: i32,
 }
 
+/// Every broker property the server reads (the others are accepted and ignored, as a Kafka
+/// `server.properties` holds many that mean nothing here).
+pub const READ_KEYS: &[&str] = &[
+    "listeners",
+    "advertised.listeners",
+    "listener.security.protocol.map",
+    "controller.listener.names",
+    "log.dirs",
+    "log.dir",
+    "node.id",
+    "broker.id",
+    "num.partitions",
+    "auto.create.topics.enable",
+    "message.max.bytes",
+    "log.retention.ms",
+    "log.retention.minutes",
+    "log.retention.hours",
+    "log.retention.bytes",
+    "log.segment.bytes",
+    "group.consumer.heartbeat.interval.ms",
+    "group.consumer.session.timeout.ms",
+];
+
 impl ServerConfig {
     /// Reads the settings from broker properties. A value that Kafka would refuse is an error
     /// naming the key and what it accepts.
@@ -109,6 +132,13 @@ impl ServerConfig {
         let consumer_heartbeat_interval_ms =
             consumer_ms("group.consumer.heartbeat.interval.ms", 5_000)?;
         let consumer_session_timeout_ms = consumer_ms("group.consumer.session.timeout.ms", 45_000)?;
+        // As Kafka refuses it: members would be removed between two heartbeats, and their
+        // records read again by the next.
+        if consumer_heartbeat_interval_ms >= consumer_session_timeout_ms {
+            return Err(format!(
+                "group.consumer.heartbeat.interval.ms ({consumer_heartbeat_interval_ms}) must be less than group.consumer.session.timeout.ms ({consumer_session_timeout_ms})"
+            ));
+        }
         Ok(ServerConfig {
             listener,
             advertised,
@@ -332,6 +362,10 @@ mod tests {
             (
                 vec![("listeners", "CONTROLLER://:9093")],
                 "no client listener",
+            ),
+            (
+                vec![("group.consumer.session.timeout.ms", "10")],
+                "must be less than group.consumer.session.timeout.ms",
             ),
         ] {
             let err = config(&pairs).unwrap_err();

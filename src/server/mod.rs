@@ -34,7 +34,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-pub use config::ServerConfig;
+pub use config::{READ_KEYS, ServerConfig};
 pub use log::{Level, Logger};
 
 use crate::local::LogDir;

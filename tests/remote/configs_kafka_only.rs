@@ -55,6 +55,7 @@ fn group_and_broker_configs_match_kafkas_tool() {
         out,
         "Completed updating default config for brokers in the cluster.\n"
     );
+    wait_for_broker_defaults(|d| d.contains("log.cleaner.backoff.ms=15001"));
     let described = same(
         &["--describe", "--entity-type", "brokers", "--entity-default"],
         None,
@@ -77,15 +78,7 @@ fn group_and_broker_configs_match_kafkas_tool() {
         out,
         "Completed updating default config for brokers in the cluster.\n"
     );
-    // A broker applies a dynamic config change through its metadata log, a moment after it
-    // answers: wait until it shows, so that both tools describe the same state.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    while broker::ok(TOOL, &["--describe", "--broker-defaults"], None)
-        .contains("log.cleaner.backoff.ms")
-        && std::time::Instant::now() < deadline
-    {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    wait_for_broker_defaults(|d| !d.contains("log.cleaner.backoff.ms"));
     same(&["--describe", "--broker-defaults"], None);
     same_error(
         &[
@@ -96,4 +89,19 @@ fn group_and_broker_configs_match_kafkas_tool() {
         ],
         &p,
     );
+}
+
+/// A broker applies a dynamic config change through its metadata log, a moment after it
+/// answers: waits (up to 15 s) until its default configs, as our tool describes them, pass
+/// `shown`, so that both tools then describe the same state.
+fn wait_for_broker_defaults(shown: impl Fn(&str) -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while !shown(&broker::ok(
+        TOOL,
+        &["--describe", "--broker-defaults"],
+        None,
+    )) && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }

@@ -67,6 +67,20 @@ fn refusals_are_one_line_and_nonzero() {
                 "--log-dir".into(),
                 other_dir.display().to_string(),
                 "--override".into(),
+                "group.consumer.session.timeout.ms=10".into(),
+            ],
+            "must be less than group.consumer.session.timeout.ms",
+        ),
+        // A file where the directory should be.
+        (
+            vec!["--log-dir".into(), "/etc/passwd".into()],
+            "/etc/passwd is not a directory",
+        ),
+        (
+            vec![
+                "--log-dir".into(),
+                other_dir.display().to_string(),
+                "--override".into(),
                 "listeners=SSL://127.0.0.1:0".into(),
             ],
             "PLAINTEXT only",
@@ -202,4 +216,17 @@ fn deleted_topics_files_are_closed_whoever_deletes_them() {
         );
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
+}
+
+#[test]
+fn an_override_it_does_not_read_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["listener=PLAINTEXT://127.0.0.1:1"]);
+    assert!(
+        server
+            .stderr()
+            .contains("WARN: --override listener: kafka-server-start does not read this property"),
+        "{}",
+        server.stderr()
+    );
 }

@@ -126,29 +126,59 @@ impl LogDir {
     }
 
     fn delete_topic_files(&self, name: &str) -> Result<()> {
-        let _lock = self.lock(LockMode::Exclusive)?;
-        let meta = self.require_topic(name)?;
-        let path = self.meta_path(name);
-        fs::remove_file(&path).context(|| format!("cannot remove {}", path.display()))?;
-        sync_dir(&self.root.join(TOPICS_DIR))?;
-        // A hint only; a board left behind by a failure here names an id no topic will have.
-        let _ = fs::remove_file(self.board_path(&meta));
-        for p in 0..meta.partitions {
-            let dir = self.partition_dir(name, p);
-            let doomed = self.root.join(delete_dir_name(name, p));
-            match fs::rename(&dir, &doomed) {
-                Ok(()) => fs::remove_dir_all(&doomed)
-                    .context(|| format!("cannot remove {}", doomed.display()))?,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(LocalError::io(
-                        format!("cannot remove {}", dir.display()),
-                        e,
-                    ));
+        // Under the lock, the topic goes (its metadata, then its directories renamed aside);
+        // the files are removed after, so that other commands on the directory do not wait
+        // for the removal of a large topic's thousands of files.
+        let doomed = {
+            let _lock = self.lock(LockMode::Exclusive)?;
+            let meta = self.require_topic(name)?;
+            let path = self.meta_path(name);
+            fs::remove_file(&path).context(|| format!("cannot remove {}", path.display()))?;
+            sync_dir(&self.root.join(TOPICS_DIR))?;
+            // A hint only; a board left behind by a failure here names an id no topic has.
+            let _ = fs::remove_file(self.board_path(&meta));
+            let mut doomed = Vec::with_capacity(meta.partitions as usize);
+            for p in 0..meta.partitions {
+                let dir = self.partition_dir(name, p);
+                let aside = self.root.join(delete_dir_name(name, p));
+                match fs::rename(&dir, &aside) {
+                    Ok(()) => doomed.push(aside),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        return Err(LocalError::io(
+                            format!("cannot remove {}", dir.display()),
+                            e,
+                        ));
+                    }
                 }
             }
+            sync_dir(&self.root)?;
+            doomed
+        };
+        for dir in doomed {
+            remove_tree(&dir)?;
         }
-        sync_dir(&self.root)
+        Ok(())
+    }
+}
+
+/// Removes a directory renamed for deletion, which the next command to take the log dir's
+/// lock may be removing at the same time (stale directories are cleared then): what the
+/// other removed is not an error.
+pub(super) fn remove_tree(dir: &Path) -> Result<()> {
+    let mut tries = 0;
+    loop {
+        match fs::remove_dir_all(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(_) if tries < 3 && dir.exists() => tries += 1,
+            Err(e) => {
+                return Err(LocalError::io(
+                    format!("cannot remove {}", dir.display()),
+                    e,
+                ));
+            }
+        }
     }
 }
 

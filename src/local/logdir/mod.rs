@@ -95,6 +95,12 @@ impl LogDir {
     /// else that is not an empty directory or a kafkit log directory.
     pub fn open(root: &Path) -> Result<LogDir> {
         let marker = root.join(FORMAT_FILE);
+        if root.exists() && !root.is_dir() {
+            return Err(LocalError::Invalid(format!(
+                "{} is not a directory; give --log-dir (or KAFKIT_LOG_DIR) a directory",
+                root.display()
+            )));
+        }
         if root.join("meta.properties").exists() {
             return Err(LocalError::Invalid(format!(
                 "{} holds a Kafka broker's data (meta.properties); kafkit will not use it as its log directory. Choose another directory with --log-dir or KAFKIT_LOG_DIR",
@@ -212,9 +218,7 @@ impl LogDir {
     fn remove_stale_temporaries(&self) -> Result<()> {
         for name in entry_names(&self.root)? {
             if is_stale_partition_dir(&name) && !self.is_live_partition_dir(&name)? {
-                let path = self.root.join(&name);
-                fs::remove_dir_all(&path)
-                    .context(|| format!("cannot remove {}", path.display()))?;
+                lifecycle::remove_tree(&self.root.join(&name))?;
             }
         }
         let topics = self.root.join(TOPICS_DIR);

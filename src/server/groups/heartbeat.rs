@@ -141,7 +141,7 @@ fn step(
                 .warn(&format!("Refused a member of group {name}: {e}"));
             return Err((
                 ResponseError::InconsistentGroupProtocol.code(),
-                format!("Group {name} has consumers using --log-dir: {e}"),
+                format!("Group {name} cannot be joined now: {e}"),
             ));
         }
     }
