@@ -10,8 +10,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use super::read::Loaded;
-use super::source::{Reader, Source};
-use super::{Assigned, Consumer, ConsumerConfig, Handled, Isolation, OffsetReset, Subscription};
+use super::source::Reader;
+use super::{Assigned, Consumer, Handled, Isolation};
 use crate::local::LogDir;
 use crate::remote::Fetched;
 use crate::remote::fetch::PartitionData;
@@ -39,18 +39,7 @@ thread_local! {
 fn consumer() -> Consumer {
     let dir = crate::fuzzing::scratch_dir("consumer");
     let dir = LogDir::open(&dir).expect("a log dir for the fuzz consumer");
-    let source = Source::Local(Box::new(super::local::LocalLog::new(dir)));
-    let config = ConsumerConfig {
-        subscription: Subscription::Topic("t".to_string()),
-        reset: OffsetReset::Earliest,
-        isolation: Isolation::ReadUncommitted,
-        from_time: None,
-        until_end: false,
-        until_time: None,
-        group: None,
-        allow_auto_create_topics: false,
-    };
-    let mut consumer = Consumer::with(source, config, None);
+    let mut consumer = Consumer::on_topic_t(dir);
     consumer.started = true;
     consumer
 }

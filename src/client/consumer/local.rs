@@ -372,28 +372,12 @@ impl LocalPartition {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Consumer, ConsumerConfig, Handled, OffsetReset, Subscription};
+    use super::super::{Consumer, Handled};
     use super::*;
     use crate::local::PartitionConfig;
     use crate::record::{BatchBuilder, Compression};
-    use crate::remote::Isolation;
 
     const PARTITIONS: u32 = 300;
-
-    fn consumer(dir: LogDir) -> Consumer {
-        let config = ConsumerConfig {
-            subscription: Subscription::Topic("t".to_string()),
-            reset: OffsetReset::Earliest,
-            isolation: Isolation::ReadUncommitted,
-            from_time: None,
-            until_end: false,
-            until_time: None,
-            group: None,
-            allow_auto_create_topics: false,
-        };
-        let source = super::super::source::Source::Local(Box::new(LocalLog::new(dir)));
-        Consumer::with(source, config, None)
-    }
 
     /// One round with no metadata refresh (so not a full one after the first): the records
     /// it read.
@@ -430,7 +414,7 @@ mod tests {
         dir.create_topic("t", PARTITIONS, Default::default())
             .unwrap();
         append(&dir.partition("t", 5).unwrap());
-        let mut c = consumer(LogDir::open(tmp.path()).unwrap());
+        let mut c = Consumer::on_topic_t(LogDir::open(tmp.path()).unwrap());
         assert_eq!(round(&mut c), 1, "the first round reads every partition");
         assert_eq!(c.round_order.len(), PARTITIONS as usize);
         round(&mut c);

@@ -245,6 +245,23 @@ impl Client {
 }
 
 impl Consumer {
+    /// A consumer of topic `t` on the embedded log at `dir` from its earliest records, without
+    /// a group: for the unit tests and the fuzz targets, which drive its rounds directly.
+    #[cfg(any(test, feature = "fuzzing"))]
+    fn on_topic_t(dir: crate::local::LogDir) -> Consumer {
+        let config = ConsumerConfig {
+            subscription: Subscription::Topic("t".to_string()),
+            reset: OffsetReset::Earliest,
+            isolation: Isolation::ReadUncommitted,
+            from_time: None,
+            until_end: false,
+            until_time: None,
+            group: None,
+            allow_auto_create_topics: false,
+        };
+        Consumer::with(Source::Local(Box::new(LocalLog::new(dir))), config, None)
+    }
+
     /// A consumer that has read nothing yet.
     fn with(source: Source, config: ConsumerConfig, member: Option<Membership>) -> Consumer {
         Consumer {
