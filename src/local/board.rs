@@ -18,8 +18,10 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::ErrorKind;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+
+use super::file_stamp::{FileStamp, now_ns};
 
 /// The board file of the topic with id `topic_id` in the log dir's `topics` directory.
 pub fn board_path(topics_dir: &Path, topic_id: &str) -> PathBuf {
@@ -68,36 +70,25 @@ pub struct BoardReader {
     stamp: Option<Stamp>,
 }
 
-/// A board file's size and modification time, and when they were looked at.
+/// A board file as a read found it, and when.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Stamp {
-    len: u64,
-    mtime_ns: i128,
+    file: FileStamp,
     taken_ns: i128,
 }
 
-/// Writes closer than this to a look at the file may share its modification time.
-const RACY_NS: i128 = 50_000_000;
-
 impl Stamp {
     fn of(m: &std::fs::Metadata) -> Stamp {
-        let taken_ns = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as i128);
         Stamp {
-            len: m.size(),
-            mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
-            taken_ns,
+            file: FileStamp::of(m),
+            taken_ns: now_ns(),
         }
     }
 
-    /// Whether `now` shows the file as this stamp saw it, with its last write far enough
-    /// before this look that a later write must have moved the time (git's "racily clean"
-    /// rule, as the partitions' own stamps use it).
+    /// Whether `now` shows the file as this stamp saw it, settled (see
+    /// [`FileStamp::settled_at`]), so that no write can have come since unseen.
     fn settled_same(&self, now: Stamp) -> bool {
-        self.len == now.len
-            && self.mtime_ns == now.mtime_ns
-            && self.mtime_ns < self.taken_ns - RACY_NS
+        self.file == now.file && self.file.settled_at(self.taken_ns)
     }
 }
 
@@ -131,7 +122,7 @@ impl BoardReader {
                 return self.moved();
             }
             self.stamp = stamp;
-            let len = stamp.map_or(0, |s| s.len as usize);
+            let len = stamp.map_or(0, |s| s.file.size as usize);
             self.bytes.resize(len, 0);
             let mut filled = 0;
             while filled < len {

@@ -11,11 +11,13 @@
 //! - [`segment`]: segment file names and batch-by-batch validation of `.log` files.
 //! - [`index`]: Kafka's sparse `.index` and `.timeindex` files.
 //! - [`error`], [`lock`]: the error type and `flock` locks with a deadline.
+//! - [`file_stamp`]: what a reader saw of a file, for cheap "unchanged since" checks.
 
 pub mod admin;
 pub mod board;
 pub mod configs;
 pub mod error;
+pub mod file_stamp;
 pub mod group;
 pub mod index;
 pub mod lock;

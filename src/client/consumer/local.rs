@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use super::Assigned;
-use super::source::Reader;
+use super::source::{Opened, Reader};
 use crate::local::board::BoardReader;
 use crate::local::{self, LocalError, LogDir, PartitionLog, Snapshot, TopicMeta};
 
@@ -96,15 +96,6 @@ pub(super) struct OpenPartition {
 pub(super) struct Bounds {
     pub log_start_offset: i64,
     pub log_end_offset: i64,
-}
-
-/// A partition just opened: how to read it, its bounds, and the first offset at or after the
-/// time asked for (the end when there is none).
-pub(super) struct OpenedLocal {
-    pub partition: LocalPartition,
-    pub start: i64,
-    pub end: i64,
-    pub at_time: Option<i64>,
 }
 
 impl LocalLog {
@@ -224,20 +215,17 @@ impl LocalLog {
 
     /// Opens partition `p` of `topic` for reading at `from_time` (if given): not at all when
     /// it is empty (one `stat`), else with a snapshot.
-    pub fn open(
-        &mut self,
-        topic: &str,
-        p: u32,
-        from_time: Option<i64>,
-    ) -> local::Result<OpenedLocal> {
+    pub fn open(&mut self, topic: &str, p: u32, from_time: Option<i64>) -> local::Result<Opened> {
         let index = self.by_name.get(topic).copied();
-        let partition = |state| LocalPartition {
-            topic: index,
-            state,
+        let partition = |state| {
+            Reader::Local(LocalPartition {
+                topic: index,
+                state,
+            })
         };
         if self.dir.partition_is_empty(topic, p) {
-            return Ok(OpenedLocal {
-                partition: partition(State::Empty),
+            return Ok(Opened {
+                reader: partition(State::Empty),
                 start: 0,
                 end: 0,
                 at_time: from_time.map(|_| 0),
@@ -252,11 +240,11 @@ impl LocalLog {
             ),
             None => None,
         };
-        Ok(OpenedLocal {
+        Ok(Opened {
             start: snap.log_start_offset,
             end: snap.log_end_offset,
             at_time,
-            partition: partition(State::Open(Box::new(OpenPartition {
+            reader: partition(State::Open(Box::new(OpenPartition {
                 log,
                 snapshot: Some((snap, Instant::now())),
                 reused: false,

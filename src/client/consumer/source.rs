@@ -98,15 +98,7 @@ impl Source {
     /// Opens partition `p` of `topic` for reading.
     pub fn open(&mut self, topic: &str, p: u32, from_time: Option<i64>) -> Result<Opened> {
         match self {
-            Source::Local(local) => {
-                let opened = local.open(topic, p, from_time)?;
-                Ok(Opened {
-                    reader: Reader::Local(opened.partition),
-                    start: opened.start,
-                    end: opened.end,
-                    at_time: opened.at_time,
-                })
-            }
+            Source::Local(local) => Ok(local.open(topic, p, from_time)?),
             Source::Remote(c) => {
                 let tp = (topic.to_string(), p as i32);
                 let (start, end) = c.bounds(&tp)?;

@@ -6,26 +6,15 @@
 //! Every change a reader must see changes the stamp: an append grows the active segment (and
 //! renames the recovery point into the directory); a roll, retention and a repair add, remove
 //! or rename files in the partition directory (its mtime); a deleted topic's directory is gone.
-//! File times move in clock ticks, so a stamp taken within [`RACY`] of a change is not trusted
+//! File times move in clock ticks, so a stamp taken within
+//! [`RACY`](crate::local::file_stamp::RACY) of a change is not trusted
 //! (git's "racily clean" rule): the reader takes a snapshot instead.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{PartitionLog, Snapshot};
+use crate::local::file_stamp::{FileStamp, now_ns};
 use crate::local::segment::{LOG_SUFFIX, segment_path};
-
-/// Changes closer than this to the stamp's taking may share its file times.
-const RACY: Duration = Duration::from_millis(50);
-
-/// One file's identity, size and modification time.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct FileStamp {
-    ino: u64,
-    size: u64,
-    mtime_ns: i128,
-}
 
 /// The partition directory and its active segment as a snapshot saw them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,18 +26,7 @@ pub struct Stamp {
 }
 
 fn file_stamp(path: &Path) -> Option<FileStamp> {
-    let m = std::fs::metadata(path).ok()?;
-    Some(FileStamp {
-        ino: m.ino(),
-        size: m.size(),
-        mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
-    })
-}
-
-fn now_ns() -> i128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i128)
+    std::fs::metadata(path).ok().map(|m| FileStamp::of(&m))
 }
 
 impl Stamp {
@@ -66,8 +44,7 @@ impl Stamp {
     /// Whether the files' times lie far enough before the stamp's taking that any later
     /// change must show in them.
     fn settled(&self) -> bool {
-        let limit = self.taken_ns - RACY.as_nanos() as i128;
-        self.dir.mtime_ns < limit && self.active.mtime_ns < limit
+        self.dir.settled_at(self.taken_ns) && self.active.settled_at(self.taken_ns)
     }
 }
 
@@ -112,12 +89,12 @@ mod tests {
         // Taken right after a write: its times may share a clock tick with the next one.
         let racy = log.snapshot().unwrap();
         assert!(!log.unchanged_since(&racy));
-        std::thread::sleep(RACY * 2);
+        std::thread::sleep(crate::local::file_stamp::RACY * 2);
         let settled = log.snapshot().unwrap();
         assert!(log.unchanged_since(&settled));
         log.append(&mut batch(), &config).unwrap();
         assert!(!log.unchanged_since(&settled), "an append is seen");
-        std::thread::sleep(RACY * 2);
+        std::thread::sleep(crate::local::file_stamp::RACY * 2);
         let settled = log.snapshot().unwrap();
         assert!(log.unchanged_since(&settled));
         // A roll (retention by time rolls past records dated long ago) changes the directory.
