@@ -22,7 +22,10 @@ pub fn command() -> Command {
             Arg::new("properties")
                 .value_name("server.properties")
                 .value_parser(clap::value_parser!(PathBuf))
-                .help("Kafka broker properties: listeners, advertised.listeners, log.dirs, node.id, num.partitions, auto.create.topics.enable, log.retention.*, log.segment.bytes, message.max.bytes, group.consumer.heartbeat.interval.ms, group.consumer.session.timeout.ms (others are ignored)"),
+                .help(format!(
+                    "Kafka broker properties: {} (others are ignored)",
+                    server::READ_KEYS.join(", ")
+                )),
         )
         .arg(
             Arg::new("override")
@@ -56,7 +59,7 @@ pub fn command() -> Command {
 /// Entry point of the `kafka-server-start` binary.
 pub fn main() -> ExitCode {
     // What Kafka's script takes first; said plainly rather than parsed as `-d`.
-    if std::env::args().skip(1).any(|a| a == "-daemon") {
+    if std::env::args_os().skip(1).any(|a| a == "-daemon") {
         eprintln!(
             "-daemon is not supported: run kafka-server-start in the background with your shell (&, nohup) or a service manager (see kafka-server-start --help)"
         );

@@ -151,8 +151,9 @@ impl Broker {
     }
 
     /// Drops the cached partitions of topics that no longer exist, or exist again under
-    /// another id (deleted through this server or by a tool on the directory), so that the
-    /// segment files they keep open are closed and their space freed.
+    /// another id (deleted by a tool on the directory), so that the segment files they keep
+    /// open are closed and their space freed. A topic whose metadata cannot be read now is
+    /// kept: dropping a live partition would lose its producers' sequence state.
     pub fn forget_deleted_topics(&self) {
         let cached: HashSet<(String, String)> = self
             .partitions()
@@ -162,12 +163,21 @@ impl Broker {
         // The directory is read without holding the map's lock.
         let gone: HashSet<(String, String)> = cached
             .into_iter()
-            .filter(|(name, id)| !matches!(self.dir.topic(name), Ok(Some(meta)) if meta.id == *id))
+            .filter(|(name, id)| match self.dir.topic(name) {
+                Ok(None) => true,
+                Ok(Some(meta)) => meta.id != *id,
+                Err(_) => false,
+            })
             .collect();
         if !gone.is_empty() {
             self.partitions()
                 .retain(|_, p| !gone.contains(&(p.topic.clone(), p.topic_id.clone())));
         }
+    }
+
+    /// Drops the cached partitions of `topic`, just deleted through this server.
+    pub fn forget_topic(&self, topic: &str) {
+        self.partitions().retain(|(name, _), _| name != topic);
     }
 
     fn partitions(

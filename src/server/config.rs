@@ -78,7 +78,10 @@ impl ServerConfig {
     /// Reads the settings from broker properties. A value that Kafka would refuse is an error
     /// naming the key and what it accepts.
     pub fn from_properties(props: &BTreeMap<String, String>) -> Result<ServerConfig, String> {
-        let get = |key: &str| props.get(key).map(|v| v.trim()).filter(|v| !v.is_empty());
+        let get = |key: &str| {
+            debug_assert!(READ_KEYS.contains(&key), "{key} is missing from READ_KEYS");
+            props.get(key).map(|v| v.trim()).filter(|v| !v.is_empty())
+        };
         let listener = match get("listeners") {
             Some(list) => client_listener(list, props)?,
             None => parse_listener(DEFAULT_LISTENER)?,

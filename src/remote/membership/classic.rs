@@ -379,9 +379,11 @@ impl GroupMember {
     /// A group error the member cannot recover from, naming the group and what it was doing.
     fn group_error(&self, code: i16, doing: &str) -> RemoteError {
         // JoinGroup carries no message: say what this code means for a consumer.
-        let hint = (code == kafka_protocol::ResponseError::InconsistentGroupProtocol.code()).then_some(
-            "its members use another group protocol (group.protocol=consumer) or assignor, or              read it through --log-dir; join it as they do, or use another group",
-        );
+        let hint = (code == kafka_protocol::ResponseError::InconsistentGroupProtocol.code())
+            .then_some(
+                "its members use another group protocol (group.protocol=consumer) or assignor, \
+             or read it through --log-dir; join it as they do, or use another group",
+            );
         self.session
             .refused(code, hint, &format!("us while {doing}"))
     }

@@ -177,7 +177,7 @@ fn delete_one(broker: &Broker, name: Option<String>, id: uuid::Uuid) -> Deletabl
         .unwrap_or_else(|| (name.clone(), Ok(())));
     if result.is_ok() {
         broker.log.info(&format!("Deleted topic {name}"));
-        broker.forget_deleted_topics();
+        broker.forget_topic(&name);
     }
     let (code, message) = outcome(&result);
     entry
