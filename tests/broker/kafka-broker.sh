@@ -133,12 +133,18 @@ EOF
     write_configs
 }
 
+# The lowest port the kernel hands out to outgoing connections. Listening ports are picked
+# below it: a killed broker restarts on its old ports, and one of the many client connections
+# of a parallel test run must not have taken a port in the meantime (which failed CI once).
+EPHEMERAL_LOW=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+((EPHEMERAL_LOW > 12000)) || EPHEMERAL_LOW=61000
+
 # A port nobody listens on now. Checked by connecting, so there is a small race with other
 # processes; start_broker retries with new ports when the bind fails.
 free_port() {
     local p
     while :; do
-        p=$((20000 + RANDOM % 40000))
+        p=$((10000 + RANDOM % (EPHEMERAL_LOW - 10000)))
         if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
             echo "$p"
             return
@@ -301,6 +307,25 @@ await_broker() {
     return 1
 }
 
+# Starts the stopped (or killed) broker in $1 again on its port $2, and waits until it serves.
+# A port still held for a moment by the killed JVM's sockets is waited out: up to 5 tries while
+# the log says the bind failed. On failure the new run's errors go to stderr.
+relaunch() {
+    local dir=$1 port=$2 attempt lines
+    for ((attempt = 1; attempt <= 5; attempt++)); do
+        lines=$(wc -l <"$dir/logs/broker.out")
+        launch_broker "$dir" "$port" && return 0
+        if ! tail -n "+$((lines + 1))" "$dir/logs/broker.out" | grep -q "Address already in use"; then
+            break
+        fi
+        echo "kafka-broker: port of $dir still taken (attempt $attempt), retrying" >&2
+        sleep 2
+    done
+    tail -n "+$((lines + 1))" "$dir/logs/broker.out" | grep -E "ERROR|FATAL|Exception" | head -n 20 >&2
+    tail -n 10 "$dir/logs/broker.out" >&2
+    return 1
+}
+
 # With KAFKIT_BROKER_OWNER set, a detached watcher kills broker $1 once the owner process is
 # gone, however it ended (a test that panicked or was killed before stopping its broker).
 watch_owner() {
@@ -422,10 +447,7 @@ restart)
     fi
     port=$(sed -n 's|^listeners=PLAINTEXT://127.0.0.1:\([0-9]*\),.*|\1|p' "$dir/server.properties")
     [[ -n $port ]] || die "no PLAINTEXT listener in $dir/server.properties"
-    launch_broker "$dir" "$port" || {
-        tail -n 40 "$dir/logs/broker.out" >&2
-        die "the broker exited during restart (its port may be taken; log: $dir/logs/broker.out)"
-    }
+    relaunch "$dir" "$port" || die "the broker exited during restart (log: $dir/logs/broker.out)"
     cat "$dir/bootstrap"
     ;;
 run)

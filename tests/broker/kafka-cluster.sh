@@ -189,11 +189,7 @@ restart_node() {
         ! running "$old" || die "node $node is still running (pid $old); stop or kill it first"
     fi
     port=$(node_port "$node")
-    spawn_broker "$node"
-    await_broker "$node" "$port" || {
-        tail -n 40 "$node/logs/broker.out" >&2
-        die "the node exited during restart (its port may be taken; log: $node/logs/broker.out)"
-    }
+    relaunch "$node" "$port" || die "the node exited during restart (log: $node/logs/broker.out)"
 }
 
 cmd=${1:-}

@@ -531,6 +531,34 @@ impl OwnBroker {
         );
     }
 
+    /// Stops the broker and starts it again advertising `addr` (a proxy in front of it) as
+    /// its PLAINTEXT address, so that clients reach it only through there.
+    pub fn advertise(&self, addr: &str) {
+        let path = self.dir.path().join("server.properties");
+        let properties = std::fs::read_to_string(&path).expect("server.properties");
+        let port = self.bootstrap.rsplit(':').next().expect("host:port");
+        let mut found = false;
+        let lines: Vec<String> = properties
+            .lines()
+            .map(|l| match l.strip_prefix("advertised.listeners=") {
+                Some(rest) => {
+                    found = true;
+                    let ours = format!("PLAINTEXT://127.0.0.1:{port},");
+                    assert!(rest.starts_with(&ours), "advertised first: {l}");
+                    format!(
+                        "advertised.listeners=PLAINTEXT://{addr},{}",
+                        &rest[ours.len()..]
+                    )
+                }
+                None => l.to_string(),
+            })
+            .collect();
+        assert!(found, "server.properties advertises its listeners");
+        self.stop();
+        std::fs::write(&path, lines.join("\n") + "\n").expect("server.properties written");
+        self.restart();
+    }
+
     /// Starts the broker again on the same port with the same data.
     pub fn restart(&self) {
         let out = own_script(&["restart", utf8(self.dir.path())], "");
@@ -555,6 +583,11 @@ impl Drop for OwnBroker {
                 .args(["-KILL", &pid])
                 .stderr(Stdio::null())
                 .status();
+        }
+        // KAFKIT_KEEP_FAILED_BROKER=1: a failed test leaves its broker's data and log behind.
+        if std::thread::panicking() && std::env::var_os("KAFKIT_KEEP_FAILED_BROKER").is_some() {
+            let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().expect("a temp dir"));
+            eprintln!("the broker's directory is kept: {}", dir.keep().display());
         }
     }
 }
