@@ -192,4 +192,5 @@ impl Kafkit {
 pub mod broker;
 pub mod offsets;
 pub mod perf;
+pub mod proxy;
 pub mod server;

@@ -278,3 +278,104 @@ fn group_consumer_waits_out_a_broker_restart() {
         "{err}"
     );
 }
+
+/// A broker killed after writing batches whose answers never arrived remembers, once restarted
+/// from its unclean stop, only the last of them as a duplicate: the others, sent again, are
+/// refused as out of order although they are in the log. The producer must find them there
+/// and count them delivered, not fail (as Kafka's own producer does) and not write them twice.
+/// The answers are lost on the way by a proxy that the broker advertises as its address.
+#[test]
+fn batches_written_but_unanswered_before_a_kill_are_delivered_once() {
+    use crate::common::proxy::Proxy;
+    use kafkit::client::{BatchSettings, Client, ConnectOptions, ProducerRecord, ProducerSettings};
+    use kafkit::record::Compression;
+
+    let Some(own) = OwnBroker::start("kafkit-gap-", "") else {
+        return;
+    };
+    let proxy = Proxy::start(&own.bootstrap);
+    own.advertise(&proxy.addr);
+    let topic = broker::unique_topic("gap");
+    let out = broker::java_tool(
+        broker::TOPIC_COMMAND,
+        &[
+            "--bootstrap-server",
+            &own.bootstrap,
+            "--create",
+            "--topic",
+            &topic,
+            "--partitions",
+            "1",
+        ],
+    );
+    assert!(out.status.success(), "create: {}", text(&out.stderr));
+    let client = Client::open(&ConnectOptions {
+        bootstrap_servers: Some(proxy.addr.clone()),
+        log_dir: None,
+        properties: [("request.timeout.ms".to_string(), "10000".to_string())].into(),
+    })
+    .expect("connects");
+    // Metadata names the proxy: every connection of the producer goes through it.
+    let batching = BatchSettings {
+        compression: Compression::None,
+        batch_size: 16384,
+        batch_size_given: true,
+        max_request_size: 1_048_576,
+    };
+    let delivery = ProducerSettings {
+        acks: -1,
+        retries: 10,
+        retry_backoff: Duration::from_millis(100),
+        max_block: Duration::from_secs(60),
+        idempotence: true,
+        max_in_flight: 5,
+        delivery_timeout: Duration::from_secs(120),
+    };
+    let mut producer = client.into_producer(&topic, batching, delivery);
+    // One record per batch: three acknowledged, then five sent with their answers unread.
+    let send = |producer: &mut kafkit::client::Producer, n: usize| {
+        let value = format!("record {n}");
+        let record = ProducerRecord {
+            key: None,
+            value: Some(value.as_bytes()),
+            headers: &[],
+            // Now: a broker forgets, as expired, producers whose last batch is older than
+            // producer.id.expiration.ms (a day) when it restarts.
+            timestamp: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .expect("after 1970")
+                .as_millis() as i64,
+            partition: Some(0),
+        };
+        producer.send(record).expect("send");
+        producer.send_lingered().expect("hand over");
+    };
+    for n in 0..3 {
+        send(&mut producer, n);
+    }
+    producer.flush().expect("the first three are acknowledged");
+    proxy.drop_answers(true);
+    for n in 3..8 {
+        send(&mut producer, n);
+    }
+    // The broker writes them in well under this; their answers are lost.
+    std::thread::sleep(Duration::from_secs(2));
+    own.kill();
+    proxy.drop_answers(false);
+    own.restart();
+    producer
+        .flush()
+        .expect("the batches written before the kill count as delivered");
+    producer.close().expect("close");
+
+    let read = Command::new(assert_cmd::cargo::cargo_bin("kafka-console-consumer"))
+        .args(["--bootstrap-server", &own.bootstrap, "--topic", &topic])
+        .args(["--from-beginning", "--until-end"])
+        .env_remove("KAFKIT_LOG_DIR")
+        .stdin(Stdio::null())
+        .output()
+        .expect("consumer runs");
+    assert!(read.status.success(), "consumer: {}", text(&read.stderr));
+    let expected: Vec<String> = (0..8).map(|n| format!("record {n}")).collect();
+    assert_eq!(text(&read.stdout).lines().collect::<Vec<_>>(), expected);
+}

@@ -31,9 +31,12 @@
 //!
 //! - `sender`: the pipeline: Produce requests to leaders, their answers.
 //! - `retry`: failed sends, expiry after `delivery.timeout.ms`, backoff and route refresh.
+//! - `gap`: a batch written by a broker that then died unclean, refused as out of order when
+//!   sent again.
 //! - `routing`: Metadata (the topic's route), InitProducerId, the acks=0 leader probe,
 //!   connections to leaders.
 
+mod gap;
 mod retry;
 mod routing;
 mod sender;
@@ -96,6 +99,9 @@ struct PartitionQueue {
     failed: bool,
     /// The last error, for the message when a batch expires.
     last_error: Option<String>,
+    /// The broker refused the oldest batch as out of order (this message): before sending
+    /// again, ask it what it has (see `gap`).
+    gap: Option<String>,
     /// Records of this partition acknowledged so far, counting from the first.
     acked_records: u64,
 }

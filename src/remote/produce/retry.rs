@@ -1,7 +1,7 @@
 //! Failures and retries: a failed send puts its batches back in their queues and counts
 //! against `retries`; once every answer due has been read, batches past `delivery.timeout.ms`
-//! expire, the producer waits `retry.backoff.ms` (doubling up to 1 s), refreshes the route and
-//! sends again.
+//! expire, the producer waits `retry.backoff.ms` (doubling up to 1 s), refreshes the route,
+//! settles batches refused as out of order that the broker has (see `gap`) and sends again.
 
 use super::routing::{TopicRoute, connect, fetch_route};
 use super::{MAX_BACKOFF, OUT_OF_ORDER_SEQUENCE, Sender, SlotState, record_count};
@@ -97,6 +97,7 @@ impl Sender {
         tokio::time::sleep(self.backoff).await;
         self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
         self.refresh_route().await;
+        self.close_gaps().await?;
         self.recovering = false;
         Ok(())
     }

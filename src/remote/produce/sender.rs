@@ -13,8 +13,8 @@ use tokio::time::Instant;
 
 use super::routing::{connect, probe_leader};
 use super::{
-    DUPLICATE_SEQUENCE, InFlight, LEADER_NOT_AVAILABLE, Sender, SlotState, is_retriable,
-    record_count,
+    DUPLICATE_SEQUENCE, InFlight, LEADER_NOT_AVAILABLE, OUT_OF_ORDER_SEQUENCE, Sender, SlotState,
+    is_retriable, record_count,
 };
 use crate::remote::error::{RemoteError, Result};
 
@@ -186,7 +186,7 @@ impl Sender {
 
     /// Connects to `leader` unless already connected. `false` when it cannot be reached: then
     /// the batches of `partitions` wait for it and the producer recovers.
-    async fn connect_leader(&mut self, leader: i32, partitions: &[i32]) -> Result<bool> {
+    pub(super) async fn connect_leader(&mut self, leader: i32, partitions: &[i32]) -> Result<bool> {
         if self.conns.contains_key(&leader) {
             return Ok(true);
         }
@@ -399,6 +399,13 @@ impl Sender {
                     q.slots[i].state = SlotState::Queued;
                     self.recovering = true;
                     let e = RemoteError::broker(code, message.as_deref());
+                    if code == OUT_OF_ORDER_SEQUENCE && i == 0 && !q.failed {
+                        // The oldest batch: no earlier failure explains it (see `gap`).
+                        q.failed = true;
+                        q.last_error = Some(e.to_string());
+                        q.gap = Some(e.to_string());
+                        continue;
+                    }
                     self.fail(p, code, &e.to_string(), is_retriable(code))?;
                 }
                 None => {
