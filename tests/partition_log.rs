@@ -825,3 +825,35 @@ fn throughput_of_bulk_appends() {
         bytes as f64 / 1e6 / secs
     );
 }
+
+/// A topic's new partition has its `partition.metadata` and first `.log` but no `.lock` (made
+/// by the first lock taken, to keep creating many partitions fast); it opens, takes appends
+/// and then has its lock. A directory of an older kafkit, with a `.lock` and no
+/// `partition.metadata`, still opens; one with neither is refused.
+#[test]
+fn a_partition_is_known_by_its_metadata_or_its_lock() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = kafkit::local::LogDir::open(root.path()).unwrap();
+    let meta = dir.create_topic("t", 3, Default::default()).unwrap();
+    let p0 = root.path().join("t-0");
+    assert!(p0.join("partition.metadata").is_file());
+    assert!(p0.join("00000000000000000000.log").is_file());
+    assert!(!p0.join(".lock").exists());
+    let log = dir.partition_of(&meta, 0).unwrap();
+    log.append(&mut batch("a", 2, now_ms()), &PartitionConfig::default())
+        .unwrap();
+    assert!(p0.join(".lock").is_file());
+
+    let older = root.path().join("older");
+    PartitionLog::create(&older).unwrap();
+    assert!(!older.join("partition.metadata").exists());
+    PartitionLog::open(&older).expect("a directory with a .lock");
+
+    let neither = root.path().join("t-1");
+    std::fs::remove_file(neither.join("partition.metadata")).unwrap();
+    let err = PartitionLog::open(&neither).unwrap_err().to_string();
+    assert!(
+        err.contains("is not a partition directory (it has neither partition.metadata nor .lock)"),
+        "{err}"
+    );
+}

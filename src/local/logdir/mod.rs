@@ -26,12 +26,9 @@ mod lifecycle;
 use super::board::{Slot, board_path};
 use super::error::{IoContext, LocalError, Result};
 use super::lock::{FileLock, LockMode};
-use super::partition::{PartitionConfig, PartitionLog, RepairReport};
+use super::partition::{PARTITION_METADATA, PartitionConfig, PartitionLog, RepairReport};
 use super::segment::{LOG_SUFFIX, segment_path};
 use crate::client::{topic_config, topic_name};
-
-/// Names a partition directory's owning topic id, as Kafka's brokers write it.
-const PARTITION_METADATA: &str = "partition.metadata";
 
 /// What [`LogDir::repair_topic`] did to one partition.
 #[derive(Debug)]

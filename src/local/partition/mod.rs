@@ -75,6 +75,8 @@ use super::segment::{LOG_SUFFIX, list_segments, segment_path, sync_dir};
 
 /// The partition's permanent lock file.
 pub const LOCK_FILE: &str = ".lock";
+/// Kafka's file naming a partition's topic id, written when its topic is created.
+pub const PARTITION_METADATA: &str = "partition.metadata";
 /// The log start offset checkpoint.
 pub const LOG_START_FILE: &str = "log-start-offset";
 /// The recovery-point checkpoint's file name (see `checkpoint`).
@@ -254,12 +256,17 @@ impl PartitionLog {
 
     /// Creates a partition in `dir`, which must not exist yet, without making it durable: for
     /// creating many partitions at once, made durable together by the caller (one `syncfs`
-    /// instead of one per partition). Only the `.lock` and the first segment's `.log` are
+    /// instead of one per partition), who also writes its `partition.metadata`, which marks
+    /// it as a partition for [`PartitionLog::open`]. Only the first segment's `.log` is
     /// created: its indexes are written by the first append (a missing index is rebuilt from
-    /// the log), which makes creating 100,000 partitions a third faster.
+    /// the log), and the `.lock` by the first lock taken, which makes creating 100,000
+    /// partitions about half as fast again.
     pub fn create_unsynced(dir: &Path) -> Result<()> {
         std::fs::create_dir(dir).context(|| format!("cannot create {}", dir.display()))?;
-        Self::fill_new(dir)
+        let log = segment_path(dir, 0, LOG_SUFFIX);
+        File::create_new(&log)
+            .map(drop)
+            .context(|| format!("cannot create segment {}", log.display()))
     }
 
     /// The files of a new, empty partition: the permanent `.lock` and an empty first segment.
@@ -277,25 +284,30 @@ impl PartitionLog {
             .context(|| format!("cannot create segment {}", log.display()))
     }
 
-    /// Opens an existing partition directory. Cheap: it only checks that `.lock` exists.
+    /// Opens an existing partition directory. Cheap: it only checks that `partition.metadata`
+    /// (written when a topic is created) or `.lock` (made by the first lock, and at creation
+    /// before) exists.
     pub fn open(dir: &Path) -> Result<PartitionLog> {
-        let lock = dir.join(LOCK_FILE);
-        match std::fs::metadata(&lock) {
-            Ok(m) if m.is_file() => Ok(PartitionLog {
-                dir: dir.to_path_buf(),
-                scratch: Default::default(),
-                board: None,
-            }),
-            Ok(_) => Err(LocalError::Invalid(format!(
-                "{} is not a partition directory ({LOCK_FILE} is not a file)",
-                dir.display()
-            ))),
-            Err(e) if e.kind() == ErrorKind::NotFound => Err(LocalError::Invalid(format!(
-                "{} is not a partition directory (it has no {LOCK_FILE} file)",
-                dir.display()
-            ))),
-            Err(e) => Err(LocalError::io(format!("cannot open {}", dir.display()), e)),
+        let mut last = None;
+        for marker in [PARTITION_METADATA, LOCK_FILE] {
+            match std::fs::metadata(dir.join(marker)) {
+                Ok(m) if m.is_file() => {
+                    return Ok(PartitionLog {
+                        dir: dir.to_path_buf(),
+                        scratch: Default::default(),
+                        board: None,
+                    });
+                }
+                Ok(_) => last = Some(format!("{marker} is not a file")),
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(e) => return Err(LocalError::io(format!("cannot open {}", dir.display()), e)),
+            }
         }
+        Err(LocalError::Invalid(format!(
+            "{} is not a partition directory ({})",
+            dir.display(),
+            last.unwrap_or_else(|| format!("it has neither {PARTITION_METADATA} nor {LOCK_FILE}"))
+        )))
     }
 
     /// This partition's slot on its topic's change board, which every append updates.
