@@ -126,12 +126,10 @@ impl ServerConfig {
         let message_max_bytes = int(
             get("message.max.bytes"),
             "message.max.bytes",
-            DEFAULT_MESSAGE_MAX_BYTES as i64,
+            DEFAULT_MESSAGE_MAX_BYTES as i32,
             0,
-        )? as i32;
-        let consumer_ms = |key: &str, default: i64| {
-            int(get(key), key, default, 1).map(|n| n.min(i64::from(i32::MAX)) as i32)
-        };
+        )?;
+        let consumer_ms = |key: &str, default: i32| int(get(key), key, default, 1);
         let consumer_heartbeat_interval_ms =
             consumer_ms("group.consumer.heartbeat.interval.ms", 5_000)?;
         let consumer_session_timeout_ms = consumer_ms("group.consumer.session.timeout.ms", 45_000)?;
@@ -146,7 +144,7 @@ impl ServerConfig {
             listener,
             advertised,
             log_dir,
-            node_id: node_id as i32,
+            node_id,
             num_partitions,
             auto_create_topics,
             message_max_bytes,
@@ -176,12 +174,16 @@ fn topic_defaults<'a>(
     .into_iter()
     .find_map(|(key, unit)| get(key).map(|v| (key, v, unit)));
     if let Some((key, value, unit)) = retention_ms {
-        let n = int(Some(value), key, 0, -1)?;
+        let n = if unit == 1 {
+            long(Some(value), key, 0, -1)?
+        } else {
+            int(Some(value), key, 0, -1)?.into()
+        };
         let ms = if n < 0 { -1 } else { n.saturating_mul(unit) };
         out.insert("retention.ms".to_string(), ms.to_string());
     }
     if let Some(v) = get("log.retention.bytes") {
-        let n = int(Some(v), "log.retention.bytes", 0, i64::MIN)?;
+        let n = long(Some(v), "log.retention.bytes", 0, i64::MIN)?;
         out.insert("retention.bytes".to_string(), n.to_string());
     }
     if let Some(v) = get("log.segment.bytes") {
@@ -280,20 +282,39 @@ fn split_list(list: &str) -> impl Iterator<Item = &str> {
     list.split(',').map(str::trim).filter(|s| !s.is_empty())
 }
 
-/// An integer property at or above `min`, or `default` when absent.
-fn int(value: Option<&str>, key: &str, default: i64, min: i64) -> Result<i64, String> {
+/// A property of Kafka's type INT (32 bits) at or above `min`, or `default` when absent.
+fn int(value: Option<&str>, key: &str, default: i32, min: i32) -> Result<i32, String> {
+    let n = number(value, key, default.into(), min.into(), "INT")?;
+    i32::try_from(n).map_err(|_| not_a_number(value.unwrap_or_default(), key, "INT"))
+}
+
+/// A property of Kafka's type LONG at or above `min`, or `default` when absent.
+fn long(value: Option<&str>, key: &str, default: i64, min: i64) -> Result<i64, String> {
+    number(value, key, default, min, "LONG")
+}
+
+fn number(
+    value: Option<&str>,
+    key: &str,
+    default: i64,
+    min: i64,
+    kind: &str,
+) -> Result<i64, String> {
     let Some(v) = value else {
         return Ok(default);
     };
-    match v.parse::<i64>() {
+    match v.trim().parse::<i64>() {
+        Ok(n) if kind == "INT" && i32::try_from(n).is_err() => Err(not_a_number(v, key, kind)),
         Ok(n) if n >= min => Ok(n),
         Ok(_) => Err(format!(
             "Invalid value {v} for configuration {key}: Value must be at least {min}"
         )),
-        Err(_) => Err(format!(
-            "Invalid value {v} for configuration {key}: Not a number of type INT"
-        )),
+        Err(_) => Err(not_a_number(v, key, kind)),
     }
+}
+
+fn not_a_number(v: &str, key: &str, kind: &str) -> String {
+    format!("Invalid value {v} for configuration {key}: Not a number of type {kind}")
 }
 
 /// A boolean property as Kafka reads it (`true` or `false`, any case).
@@ -327,6 +348,31 @@ mod tests {
         assert_eq!(c.node_id, 0);
         assert_eq!(c.message_max_bytes, DEFAULT_MESSAGE_MAX_BYTES);
         assert!(c.topic_defaults.is_empty());
+    }
+
+    #[test]
+    fn numbers_past_their_kafka_type_are_refused() {
+        for key in [
+            "message.max.bytes",
+            "node.id",
+            "group.consumer.session.timeout.ms",
+        ] {
+            let err = config(&[(key, "3000000000")]).err().unwrap();
+            assert_eq!(
+                err,
+                format!(
+                    "Invalid value 3000000000 for configuration {key}: Not a number of type INT"
+                )
+            );
+        }
+        // LONG: fine; INT hours: refused.
+        let c = config(&[("log.retention.ms", "3000000000000")]).unwrap();
+        assert_eq!(c.topic_defaults["retention.ms"], "3000000000000");
+        let err = config(&[("log.retention.hours", "3000000000")])
+            .err()
+            .unwrap();
+        assert!(err.ends_with("Not a number of type INT"), "{err}");
+        assert_eq!(config(&[("node.id", " 3 ")]).unwrap().node_id, 3);
     }
 
     #[test]

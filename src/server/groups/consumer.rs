@@ -338,13 +338,16 @@ impl ConsumerGroup {
     }
 
     /// An OffsetCommit from a member: its epoch must be current (or the one before, for a
-    /// commit sent just before the new epoch arrived).
+    /// commit sent just before the new epoch arrived). One from the future is fenced, as by
+    /// Kafka; an older one is stale.
     pub fn check_commit(&self, member_id: &str, epoch: i32) -> Result<(), i16> {
         let Some(m) = self.members.get(member_id) else {
             return Err(ResponseError::UnknownMemberId.code());
         };
         if epoch == m.epoch || epoch == m.previous_epoch {
             Ok(())
+        } else if epoch > m.epoch {
+            Err(ResponseError::FencedMemberEpoch.code())
         } else {
             Err(ResponseError::StaleMemberEpoch.code())
         }
@@ -544,7 +547,8 @@ mod tests {
             25
         );
         assert_eq!(g.check_commit("a", 1), Ok(()));
-        assert_eq!(g.check_commit("a", 5), Err(113));
+        // From the future: FENCED_MEMBER_EPOCH.
+        assert_eq!(g.check_commit("a", 5), Err(110));
         g.heartbeat(beat("b", 0), &six(), now).unwrap();
         let r = g.heartbeat(light("a", -1, None), &six(), now).unwrap();
         assert_eq!(r.epoch, -1);
