@@ -126,7 +126,7 @@ impl ServerConfig {
         let message_max_bytes = int(
             get("message.max.bytes"),
             "message.max.bytes",
-            DEFAULT_MESSAGE_MAX_BYTES as i32,
+            DEFAULT_MESSAGE_MAX_BYTES,
             0,
         )?;
         let consumer_ms = |key: &str, default: i32| int(get(key), key, default, 1);
