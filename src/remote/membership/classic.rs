@@ -206,7 +206,14 @@ impl GroupMember {
     /// the next poll) and aims the heartbeats at it, in the same generation.
     async fn rediscover(&mut self, fetcher: &mut Fetcher) -> Result<()> {
         self.session.link.forget();
-        let node = Node::from(&*self.session.link.get(fetcher.bootstrap()).await?);
+        let link = match self.session.link.get(fetcher.bootstrap()).await {
+            Ok(link) => link,
+            // No coordinator within reach now: the partitions on live brokers are still read
+            // this round, and the next poll asks again (the heartbeat stays lost until then).
+            Err(e) if e.is_connection() => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let node = Node::from(&*link);
         let mut beats = self.heartbeat.state();
         if let Some(target) = beats.target.as_mut() {
             target.node = node;

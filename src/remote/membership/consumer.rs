@@ -218,7 +218,17 @@ impl ConsumerMember {
     /// Finds the coordinator again and aims the heartbeat thread at it.
     async fn rediscover(&mut self, fetcher: &mut Fetcher) -> Result<()> {
         self.session.link.forget();
-        let node = Node::from(self.coordinator(fetcher).await?);
+        let joined = self.joined;
+        let node = match self.coordinator(fetcher).await {
+            Ok(link) => Node::from(link),
+            // No coordinator within reach now: once in the group, the partitions on live
+            // brokers are still read this round, and the next poll asks again.
+            Err(e) if e.is_connection() && joined => {
+                self.heartbeat.state().rediscover = true;
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
         let mut s = self.heartbeat.state();
         s.target = Some(node);
         s.beat_now = true;
