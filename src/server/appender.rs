@@ -104,6 +104,7 @@ fn drain(broker: &Broker, partition: &ServedPartition) {
 /// answers each request.
 fn write_group(broker: &Broker, partition: &ServedPartition, group: Vec<Pending>) {
     let mut writer = locked(&partition.queue.writer);
+    look_up_earlier_producers(broker, partition, &mut writer.sequences, &group);
     let mut staged = Staged::new();
     let mut accepted: Vec<Pending> = Vec::with_capacity(group.len());
     let mut buffer = Vec::new();
@@ -145,6 +146,27 @@ fn write_group(broker: &Broker, partition: &ServedPartition, group: Vec<Pending>
             for request in accepted {
                 let _ = request.reply.send(Err(failure.clone()));
             }
+        }
+    }
+}
+
+/// Rebuilds the sequence state of the producers in `group` that were handed their ids before
+/// this run, from the log (see `sequences`). A failed lookup is logged: those producers'
+/// batches are then taken as they come, as before.
+fn look_up_earlier_producers(
+    broker: &Broker,
+    partition: &ServedPartition,
+    sequences: &mut Sequences,
+    group: &[Pending],
+) {
+    for h in group.iter().flat_map(|r| &r.headers) {
+        if broker.is_of_an_earlier_run(h.producer_id)
+            && let Err(e) = sequences.look_up(h.producer_id, &partition.log)
+        {
+            broker.log.warn(&format!(
+                "The state of producer {} in {}-{} could not be read from the log: {e}",
+                h.producer_id, partition.topic, partition.partition
+            ));
         }
     }
 }
@@ -213,8 +235,13 @@ mod tests {
     fn batch(producer: i64, sequence: i32, values: &[&str]) -> (Vec<u8>, Vec<BatchHeader>) {
         let mut builder = BatchBuilder::new(Compression::None);
         builder.set_producer(producer, 0, sequence);
+        // Now: older records would be deleted by retention (7 days) at the next append.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
         for v in values {
-            builder.append(1_700_000_000_000, None, Some(v.as_bytes()), &[]);
+            builder.append(now, None, Some(v.as_bytes()), &[]);
         }
         let bytes = builder.build(0).unwrap();
         let header = BatchHeader::parse(&bytes).unwrap();
@@ -258,5 +285,50 @@ mod tests {
         });
         let snapshot = partition.log.snapshot().unwrap();
         assert_eq!(snapshot.log_end_offset, 3);
+    }
+
+    /// After a restart (a new broker on the same directory), a batch written before it and
+    /// sent again is a duplicate, found in the log; the next one continues the sequence.
+    #[test]
+    fn a_producer_from_before_a_restart_is_checked_against_the_log() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = crate::local::LogDir::open(root.path()).unwrap();
+        dir.create_topic("t", 1, Default::default()).unwrap();
+        let new_broker = || {
+            let dir = crate::local::LogDir::open(root.path()).unwrap();
+            let config = ServerConfig::from_properties(&Default::default()).unwrap();
+            let log = Logger::new(Level::Error);
+            Arc::new(Broker::new(dir, config, ("localhost".into(), 9092), log))
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (first, h1) = batch(5, 0, &["a", "b"]);
+        let (second, h2) = batch(5, 2, &["c"]);
+        let before = new_broker();
+        let meta = before.topic("t").unwrap().unwrap();
+        let partition = before.partition(&meta, 0).unwrap();
+        runtime.block_on(async {
+            assert_eq!(append(&before, &partition, first, h1).await, Ok(0));
+            assert_eq!(
+                append(&before, &partition, second.clone(), h2.clone()).await,
+                Ok(2)
+            );
+        });
+        drop((before, partition));
+        let after = new_broker();
+        let partition = after.partition(&meta, 0).unwrap();
+        runtime.block_on(async {
+            assert_eq!(append(&after, &partition, second, h2).await, Ok(2));
+            let (third, h3) = batch(5, 3, &["d"]);
+            assert_eq!(append(&after, &partition, third, h3).await, Ok(3));
+            let (gap, h) = batch(5, 9, &["e"]);
+            assert!(matches!(
+                append(&after, &partition, gap, h).await,
+                Err((ResponseError::OutOfOrderSequenceNumber, _))
+            ));
+        });
+        assert_eq!(partition.log.snapshot().unwrap().log_end_offset, 4);
     }
 }

@@ -44,6 +44,8 @@ pub struct Broker {
     appended: watch::Sender<u64>,
     /// The next producer id handed out by InitProducerId.
     next_producer_id: AtomicI64,
+    /// The first producer id of this run: older ones were handed out before a restart.
+    first_producer_id: i64,
     /// Consumer groups: networked members, committed offsets in the log dir's group store.
     pub groups: Coordinator,
 }
@@ -62,6 +64,7 @@ impl Broker {
         let now_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);
+        let first_producer_id = (now_ms & ((1 << 42) - 1)) << 20;
         Broker {
             dir,
             config,
@@ -70,7 +73,8 @@ impl Broker {
             log,
             partitions: Mutex::new(HashMap::new()),
             appended: watch::channel(0).0,
-            next_producer_id: AtomicI64::new((now_ms & ((1 << 42) - 1)) << 20),
+            next_producer_id: AtomicI64::new(first_producer_id),
+            first_producer_id,
             groups: Coordinator::new(GroupStore::new(&root)),
         }
     }
@@ -195,6 +199,11 @@ impl Broker {
     /// A receiver that sees the next [`Broker::notify_appended`].
     pub fn appended(&self) -> watch::Receiver<u64> {
         self.appended.subscribe()
+    }
+
+    /// Whether `producer` was handed out before this run (a producer that outlived a restart).
+    pub fn is_of_an_earlier_run(&self, producer: i64) -> bool {
+        (0..self.first_producer_id).contains(&producer)
     }
 
     /// A producer id never handed out before by this log directory's server.

@@ -3,10 +3,15 @@
 //! the offset it was first written at instead of being written twice, and an older producer
 //! epoch is fenced.
 //!
-//! The state lives in memory: after a restart a producer's next batch is accepted as it comes
-//! and tracking starts again from it.
+//! The state lives in memory. After a restart, a producer from before it (its id is older
+//! than this run's first) is looked up in the partition's last two segments the first time it
+//! writes, as Kafka rebuilds its producer state from the log: a batch written just before the
+//! restart and sent again is then answered as a duplicate instead of being written twice.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use crate::local::{LocalError, PartitionLog};
+use crate::record::BatchIter;
 
 use kafka_protocol::ResponseError;
 
@@ -46,6 +51,8 @@ struct Producer {
 #[derive(Debug, Default)]
 pub struct Sequences {
     producers: HashMap<i64, Producer>,
+    /// Producers from before this run already looked up in the log (found or not).
+    looked_up: HashSet<i64>,
 }
 
 /// Where the producers of batches checked but not yet written stand, so that several requests
@@ -130,6 +137,43 @@ impl Sequences {
             last_seq: p.last_seq,
             base_offset,
         });
+    }
+
+    /// Rebuilds the state of `producer`, from before this run, out of the last two segments of
+    /// `log` (once per producer; a producer not found there is taken as it comes).
+    pub fn look_up(&mut self, producer: i64, log: &PartitionLog) -> Result<(), LocalError> {
+        if self.producers.contains_key(&producer) || !self.looked_up.insert(producer) {
+            return Ok(());
+        }
+        let snapshot = log.snapshot()?;
+        let segments = snapshot.segments();
+        let Some(first) = segments.get(segments.len().saturating_sub(2)) else {
+            return Ok(());
+        };
+        let mut offset = first.base_offset.max(snapshot.log_start_offset);
+        let mut buffer = Vec::new();
+        while offset < snapshot.log_end_offset {
+            log.read_into(&snapshot, offset, 8 << 20, &mut buffer)?;
+            let before = offset;
+            // The read checked every batch: an error here is a defect, reported as such.
+            let defect = |e: crate::record::RecordError| {
+                LocalError::Invalid(format!(
+                    "a batch read from {} is unreadable: {e}",
+                    log.dir().display()
+                ))
+            };
+            for batch in BatchIter::new(&buffer) {
+                let h = BatchHeader::parse(batch.map_err(defect)?).map_err(defect)?;
+                if h.producer_id == producer {
+                    self.written(&h, h.base_offset);
+                }
+                offset = h.base_offset + h.last_offset_delta as i64 + 1;
+            }
+            if offset == before {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// Forgets the producers of batches whose append failed: what was written is unknown, so
