@@ -192,5 +192,6 @@ impl Kafkit {
 pub mod broker;
 pub mod offsets;
 pub mod perf;
+pub mod producer;
 pub mod proxy;
 pub mod server;

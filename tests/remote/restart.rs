@@ -286,9 +286,8 @@ fn group_consumer_waits_out_a_broker_restart() {
 /// The answers are lost on the way by a proxy that the broker advertises as its address.
 #[test]
 fn batches_written_but_unanswered_before_a_kill_are_delivered_once() {
+    use crate::common::producer::{idempotent, send_alone};
     use crate::common::proxy::Proxy;
-    use kafkit::client::{BatchSettings, Client, ConnectOptions, ProducerRecord, ProducerSettings};
-    use kafkit::record::Compression;
 
     let Some(own) = OwnBroker::start("kafkit-gap-", "") else {
         return;
@@ -309,46 +308,11 @@ fn batches_written_but_unanswered_before_a_kill_are_delivered_once() {
         ],
     );
     assert!(out.status.success(), "create: {}", text(&out.stderr));
-    let client = Client::open(&ConnectOptions {
-        bootstrap_servers: Some(proxy.addr.clone()),
-        log_dir: None,
-        properties: [("request.timeout.ms".to_string(), "10000".to_string())].into(),
-    })
-    .expect("connects");
     // Metadata names the proxy: every connection of the producer goes through it.
-    let batching = BatchSettings {
-        compression: Compression::None,
-        batch_size: 16384,
-        batch_size_given: true,
-        max_request_size: 1_048_576,
-    };
-    let delivery = ProducerSettings {
-        acks: -1,
-        retries: 10,
-        retry_backoff: Duration::from_millis(100),
-        max_block: Duration::from_secs(60),
-        idempotence: true,
-        max_in_flight: 5,
-        delivery_timeout: Duration::from_secs(120),
-    };
-    let mut producer = client.into_producer(&topic, batching, delivery);
+    let mut producer = idempotent(&proxy.addr, &topic);
     // One record per batch: three acknowledged, then five sent with their answers unread.
     let send = |producer: &mut kafkit::client::Producer, n: usize| {
-        let value = format!("record {n}");
-        let record = ProducerRecord {
-            key: None,
-            value: Some(value.as_bytes()),
-            headers: &[],
-            // Now: a broker forgets, as expired, producers whose last batch is older than
-            // producer.id.expiration.ms (a day) when it restarts.
-            timestamp: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .expect("after 1970")
-                .as_millis() as i64,
-            partition: Some(0),
-        };
-        producer.send(record).expect("send");
-        producer.send_lingered().expect("hand over");
+        send_alone(producer, &format!("record {n}"));
     };
     for n in 0..3 {
         send(&mut producer, n);

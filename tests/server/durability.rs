@@ -44,3 +44,41 @@ fn kill_9_after_acknowledged_produce_loses_nothing() {
     );
     assert_eq!(out.lines().count(), 20_000);
 }
+
+/// Batches the server wrote but whose answers never arrived (lost by a proxy the server
+/// advertises as its address), sent again after the server was killed and started anew, are
+/// answered as duplicates: the producer ends well and each record is in the log once.
+#[test]
+fn batches_sent_again_after_a_kill_are_written_once() {
+    use crate::common::closed_port;
+    use crate::common::producer::{idempotent, send_alone};
+    use crate::common::proxy::Proxy;
+
+    let k = Kafkit::new();
+    let address = format!("127.0.0.1:{}", closed_port());
+    let proxy = Proxy::start(&address);
+    let advertised = format!("advertised.listeners=PLAINTEXT://{}", proxy.addr);
+    let mut server = Server::start_on(k.log_dir(), &address, &[&advertised]);
+    k.ok("kafka-topics", &["--create", "--topic", "again"], None);
+    let mut producer = idempotent(&proxy.addr, "again");
+    for n in 0..3 {
+        send_alone(&mut producer, &format!("record {n}"));
+    }
+    producer.flush().expect("the first three are acknowledged");
+    proxy.drop_answers(true);
+    for n in 3..8 {
+        send_alone(&mut producer, &format!("record {n}"));
+    }
+    // The server writes them in well under this; their answers are lost.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    proxy.drop_answers(false);
+    let _server = Server::start_on(k.log_dir(), &address, &[&advertised]);
+    producer
+        .flush()
+        .expect("the batches sent again are answered as duplicates");
+    producer.close().expect("close");
+    let expected: String = (0..8).map(|n| format!("record {n}\n")).collect();
+    assert_eq!(k.consume("again", 100, &[]), expected);
+}
