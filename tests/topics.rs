@@ -670,3 +670,39 @@ fn topic_patterns_take_java_regex_syntax() {
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
 }
+
+/// `--describe | head -1`: the reader closing the pipe ends the output quietly, exit 0 (it
+/// was "Broken pipe (os error 32)", exit 1, once the output outgrew the pipe).
+#[test]
+fn describe_into_a_closed_pipe_exits_0() {
+    use std::io::BufRead;
+    let k = Kafkit::new();
+    k.ok(
+        "kafka-topics",
+        &["--create", "--topic", "wide", "--partitions", "1500"],
+        None,
+    );
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kafka-topics"))
+        .args(["--describe", "--topic", "wide"])
+        .env("KAFKIT_LOG_DIR", k.log_dir())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("Topic: wide"), "{first}");
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

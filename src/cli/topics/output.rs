@@ -23,9 +23,7 @@ pub(super) fn write_names(
             format!("{table}\n")
         }
     };
-    out.write_all(text.as_bytes())
-        .map_err(anyhow::Error::from)?;
-    Ok(())
+    crate::cli::closed_pipe_ok(out.write_all(text.as_bytes()))
 }
 
 /// What `--describe` shows of one topic after the filters, whichever the backend.
@@ -54,9 +52,7 @@ pub(super) fn write_describe(
         OutputFormat::Json => format!("{}\n", describe_json(views)),
         OutputFormat::Table => describe_table(views),
     };
-    out.write_all(text.as_bytes())
-        .map_err(anyhow::Error::from)?;
-    Ok(())
+    crate::cli::closed_pipe_ok(out.write_all(text.as_bytes()))
 }
 
 fn join_ids(ids: &[i32]) -> String {
