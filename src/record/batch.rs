@@ -44,6 +44,11 @@ pub struct BatchHeader {
     pub records_count: i32,
 }
 
+/// The producer sequence number after `seq` (wrapping from `i32::MAX` to 0, as Kafka's).
+pub fn next_sequence(seq: i32) -> i32 {
+    if seq == i32::MAX { 0 } else { seq + 1 }
+}
+
 /// Big-endian integers at `at` in a buffer known to hold them (Kafka's byte order); shared by
 /// every reader of Kafka's file and wire layouts.
 pub(crate) fn be_i64(b: &[u8], at: usize) -> i64 {
@@ -121,6 +126,13 @@ impl BatchHeader {
     /// The offset after this batch.
     pub fn next_offset(&self) -> i64 {
         self.last_offset() + 1
+    }
+
+    /// The producer sequence number of the batch's last record (sequences wrap from
+    /// `i32::MAX` to 0, as Kafka's).
+    pub fn last_sequence(&self) -> i32 {
+        ((i64::from(self.base_sequence) + i64::from(self.last_offset_delta))
+            % (i64::from(i32::MAX) + 1)) as i32
     }
 
     pub fn compression(&self) -> Result<Compression, RecordError> {

@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::local::{LocalError, PartitionLog};
-use crate::record::BatchIter;
+use crate::record::{BatchIter, next_sequence};
 
 use kafka_protocol::ResponseError;
 
@@ -59,22 +59,13 @@ pub struct Sequences {
 /// appended together are checked in order.
 pub type Staged = HashMap<i64, (i16, i32)>;
 
-/// The sequence of a batch's last record (sequences wrap from `i32::MAX` to 0, as Kafka's).
-fn last_sequence(h: &BatchHeader) -> i32 {
-    ((h.base_sequence as i64 + h.last_offset_delta as i64) % (i32::MAX as i64 + 1)) as i32
-}
-
-fn next_sequence(seq: i32) -> i32 {
-    if seq == i32::MAX { 0 } else { seq + 1 }
-}
-
 impl Sequences {
     /// Checks a batch against what was written and what is staged; an accepted batch is staged.
     pub fn check(&self, staged: &mut Staged, h: &BatchHeader) -> Verdict {
         if h.producer_id < 0 {
             return Verdict::Append;
         }
-        let last_seq = last_sequence(h);
+        let last_seq = h.last_sequence();
         let known = self.producers.get(&h.producer_id);
         if let Some(p) = known
             && p.epoch == h.producer_epoch
@@ -128,7 +119,7 @@ impl Sequences {
             p.recent.clear();
         }
         p.epoch = h.producer_epoch;
-        p.last_seq = last_sequence(h);
+        p.last_seq = h.last_sequence();
         if p.recent.len() == RECENT {
             p.recent.pop_front();
         }
@@ -167,7 +158,7 @@ impl Sequences {
                 if h.producer_id == producer {
                     self.written(&h, h.base_offset);
                 }
-                offset = h.base_offset + h.last_offset_delta as i64 + 1;
+                offset = h.next_offset();
             }
             if offset == before {
                 break;

@@ -19,8 +19,8 @@ use kafka_protocol::messages::{DescribeProducersRequest, DescribeProducersRespon
 use kafka_protocol::protocol::StrBytes;
 
 use super::{OUT_OF_ORDER_SEQUENCE, Sender, SlotState};
-use crate::record::BatchHeader;
-use crate::remote::error::{RemoteError, Result};
+use crate::record::{BatchHeader, next_sequence};
+use crate::remote::error::Result;
 
 impl Sender {
     /// Settles every partition whose oldest batch was refused as out of order (see the module
@@ -35,40 +35,29 @@ impl Sender {
     }
 
     async fn close_gap(&mut self, p: i32, refusal: String) -> Result<()> {
-        let refused = RemoteError::Broker {
-            code: OUT_OF_ORDER_SEQUENCE,
-            message: format!(
-                "Error when sending messages to topic {} (partition {p}): {refusal}",
-                self.topic
-            ),
-        };
+        let refused = self.send_failure(p, OUT_OF_ORDER_SEQUENCE, &refusal);
         let Some(last) = self.last_sequence(p).await else {
             return Err(refused);
         };
         let q = &mut self.queues[p as usize];
-        let sequences = |batch: &[u8]| {
-            BatchHeader::parse(batch).map(|h| {
-                let first = i64::from(h.base_sequence);
-                (first, first + i64::from(h.last_offset_delta))
-            })
+        // A batch whose sequences wrap past i32::MAX is never taken as covered: its refusal
+        // stands.
+        let covered = |batch: &[u8]| {
+            BatchHeader::parse(batch)
+                .is_ok_and(|h| h.base_sequence <= h.last_sequence() && h.last_sequence() <= last)
         };
         let mut written = 0;
         while let Some(slot) = q.slots.front_mut() {
-            match sequences(&slot.batch) {
-                Ok((_, end)) if end <= i64::from(last) => {
-                    slot.state = SlotState::Acked;
-                    q.pop_acked();
-                    written += 1;
-                }
-                _ => break,
+            if !covered(&slot.batch) {
+                break;
             }
+            slot.state = SlotState::Acked;
+            q.pop_acked();
+            written += 1;
         }
-        let resumes = match q.slots.front() {
-            Some(slot) => {
-                sequences(&slot.batch).is_ok_and(|(first, _)| first == i64::from(last) + 1)
-            }
-            None => true,
-        };
+        let resumes = q.slots.front().is_none_or(|slot| {
+            BatchHeader::parse(&slot.batch).is_ok_and(|h| h.base_sequence == next_sequence(last))
+        });
         // Nothing settled: sending the same batch again would be refused the same way.
         if written == 0 || !resumes {
             return Err(refused);

@@ -47,24 +47,28 @@ impl Sender {
         if code == OUT_OF_ORDER_SEQUENCE && q.failed {
             return Ok(());
         }
-        let fatal = || RemoteError::Broker {
+        let exhausted = if q.failed {
+            false
+        } else {
+            q.failed = true;
+            q.attempts += 1;
+            q.attempts > self.settings.retries
+        };
+        if !retriable || exhausted {
+            return Err(self.send_failure(p, code, message));
+        }
+        Ok(())
+    }
+
+    /// The error that ends the producer when a send of partition `p` failed with `code`.
+    pub(super) fn send_failure(&self, p: i32, code: i16, message: &str) -> RemoteError {
+        RemoteError::Broker {
             code,
             message: format!(
                 "Error when sending messages to topic {} (partition {p}): {message}",
                 self.topic
             ),
-        };
-        if !retriable {
-            return Err(fatal());
         }
-        if !q.failed {
-            q.failed = true;
-            q.attempts += 1;
-            if q.attempts > self.settings.retries {
-                return Err(fatal());
-            }
-        }
-        Ok(())
     }
 
     /// Every answer due has been read after an error: expire batches past
