@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Kafkit, signal, sorted};
+use common::{DefaultSignals, Kafkit, signal, sorted};
 
 const P: &str = "kafka-console-producer";
 const C: &str = "kafka-console-consumer";
@@ -739,6 +739,7 @@ fn closed_stdout_and_ctrl_c() {
     assert!(text.contains("Processed a total of"), "{text}");
     // Ctrl-C: exit 130 with the count.
     let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("kafka-console-consumer"))
+        .default_signals()
         .args(["--topic", "big"])
         .env("KAFKIT_LOG_DIR", k.log_dir())
         .stdout(Stdio::null())

@@ -9,7 +9,7 @@ use std::process::{Child, Command as StdCommand, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{Kafkit, committed, signal};
+use common::{DefaultSignals, Kafkit, committed, signal};
 
 const C: &str = "kafka-console-consumer";
 const T: &str = "kafka-topics";
@@ -22,6 +22,7 @@ struct Running {
 
 fn spawn_consumer(k: &Kafkit, args: &[&str]) -> Running {
     let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin(C))
+        .default_signals()
         .args(args)
         .env("KAFKIT_LOG_DIR", k.log_dir())
         .stdout(Stdio::piped())
@@ -344,6 +345,7 @@ fn closed_stdout_commits_only_what_was_written() {
     let input: String = (0..100_000).map(|i| format!("r{i:06}\n")).collect();
     k.produce("q", &[], input.as_bytes());
     let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin(C))
+        .default_signals()
         .args(["--topic", "q", "--group", "G", "--from-beginning"])
         .env("KAFKIT_LOG_DIR", k.log_dir())
         .stdout(Stdio::piped())
@@ -508,6 +510,7 @@ fn sigterm_and_sighup_commit_then_exit_with_the_signal_status() {
     }
 
     let mut producer = StdCommand::new(assert_cmd::cargo::cargo_bin("kafka-console-producer"))
+        .default_signals()
         .args(["--topic", "sig"])
         .env("KAFKIT_LOG_DIR", k.log_dir())
         .stdin(Stdio::piped())

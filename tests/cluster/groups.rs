@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::common::broker::{CONSOLE_CONSUMER, GROUP_COMMAND, script};
-use crate::common::{signal, sorted, text};
+use crate::common::{DefaultSignals, signal, sorted, text};
 use crate::harness::{Session, report, unique};
 
 const G: &str = "kafka-consumer-groups";
@@ -64,6 +64,7 @@ impl Member {
             Command::new(assert_cmd::cargo::cargo_bin("kafka-console-consumer"))
         };
         let child = cmd
+            .default_signals()
             .args(["--bootstrap-server", c.bootstrap()])
             .args(args)
             .env_remove("KAFKIT_LOG_DIR")

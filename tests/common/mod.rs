@@ -38,7 +38,38 @@ pub fn closed_port() -> u16 {
     listener.local_addr().unwrap().port()
 }
 
-/// Sends `sig` (`-INT`, `-STOP`, ...) to `child` with kill(1), which must succeed.
+/// Starts a child with the default disposition of every signal a test sends to stop it.
+///
+/// A disposition of "ignore" is inherited across exec: a suite started in the background by a
+/// non-interactive shell (`cargo test &` in a script) ignores SIGINT, and so would every
+/// process it starts. A JVM that starts with SIGINT ignored installs no handler for it, so
+/// `kill -INT` would never reach its shutdown hook. Every test child that is stopped with a
+/// signal is spawned through this, whatever the suite itself inherited.
+pub trait DefaultSignals {
+    fn default_signals(&mut self) -> &mut Self;
+}
+
+impl DefaultSignals for std::process::Command {
+    fn default_signals(&mut self) -> &mut Self {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: between fork and exec the closure calls only signal(2), which is
+        // async-signal-safe, and allocates nothing. (std already resets the signal mask.)
+        unsafe {
+            self.pre_exec(|| {
+                for sig in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP] {
+                    if libc::signal(sig, libc::SIG_DFL) == libc::SIG_ERR {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            })
+        }
+    }
+}
+
+/// Sends `sig` (`-INT`, `-STOP`, ...) to `child` with kill(1), which must succeed. A child
+/// stopped with INT, QUIT, TERM or HUP must have been started with
+/// [`DefaultSignals::default_signals`].
 pub fn signal(child: &std::process::Child, sig: &str) {
     let status = std::process::Command::new("kill")
         .args([sig, &child.id().to_string()])

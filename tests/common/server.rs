@@ -8,6 +8,8 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::DefaultSignals;
+
 /// A running server.
 pub struct Server {
     pub child: Child,
@@ -28,7 +30,8 @@ impl Server {
     /// [`Server::start`] on a given `host:port` (a restart on the same port).
     pub fn start_on(log_dir: &Path, address: &str, overrides: &[&str]) -> Server {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_kafka-server-start"));
-        cmd.arg("--log-dir")
+        cmd.default_signals()
+            .arg("--log-dir")
             .arg(log_dir)
             .args(["--override", &format!("listeners=PLAINTEXT://{address}")]);
         for o in overrides {
@@ -115,6 +118,7 @@ impl Background {
         let out = dir.join(format!("{name}.out"));
         let err = dir.join(format!("{name}.err"));
         let child = Command::new(program)
+            .default_signals()
             .args(args)
             .stdin(Stdio::null())
             .stdout(std::fs::File::create(&out).unwrap())

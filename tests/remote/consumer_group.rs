@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::broker::{self, CONSOLE_CONSUMER, GROUP_COMMAND, java_create_topic};
-use crate::common::{signal, text};
+use crate::common::{DefaultSignals, signal, text};
 
 /// Produces `lines` with our producer (keyed `k<i>`, so they spread over the partitions).
 pub(crate) fn produce(topic: &str, lines: &[String]) {
@@ -34,6 +34,7 @@ pub(crate) struct Running {
 impl Running {
     pub(crate) fn ours(topic: &str, group: &str, extra: &[&str]) -> Running {
         let child = Command::new(assert_cmd::cargo::cargo_bin("kafka-console-consumer"))
+            .default_signals()
             .args(["--bootstrap-server", &broker::bootstrap()])
             .args(["--topic", topic, "--group", group])
             .args(extra)
@@ -51,6 +52,7 @@ impl Running {
 
     pub(crate) fn java(topic: &str, group: &str, extra: &[&str]) -> Running {
         let child = Command::new("bash")
+            .default_signals()
             .arg(broker::script())
             .arg("tool")
             .arg(CONSOLE_CONSUMER)

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::common::broker::{self, OwnBroker};
-use crate::common::{signal, text};
+use crate::common::{DefaultSignals, signal, text};
 
 /// Lines produced; about 60 bytes each, so a 16 KiB batch fills every ~270 lines.
 const LINES: usize = 200_000;
@@ -249,6 +249,7 @@ fn group_consumer_waits_out_a_broker_restart() {
     let out_path = dir.path().join("out");
     let err_path = dir.path().join("err");
     let mut consumer = Command::new(assert_cmd::cargo::cargo_bin("kafka-console-consumer"))
+        .default_signals()
         .args(["--bootstrap-server", &bootstrap, "--topic", &topic])
         .args(["--group", "restart-group", "--from-beginning"])
         .env_remove("KAFKIT_LOG_DIR")

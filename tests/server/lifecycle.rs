@@ -3,7 +3,7 @@
 use std::process::Command;
 
 use crate::common::server::Server;
-use crate::common::{Kafkit, text};
+use crate::common::{DefaultSignals, Kafkit, text};
 
 fn server_start(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_kafka-server-start"))
@@ -148,6 +148,7 @@ fn kafka_quickstart_properties_work_as_they_are() {
     )
     .unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_kafka-server-start"))
+        .default_signals()
         .arg(&props)
         .stderr(std::process::Stdio::piped())
         .spawn()
