@@ -5,6 +5,8 @@
 //! keep (round trips, agreement between two readers of the same bytes) where that is cheap.
 //!
 //! - [`record_batch`]: the RecordBatch v2 decoder, with every codec.
+//! - [`produce_batches`]: the server's checks of a Produce request's records: what it accepts,
+//!   the consumer reads.
 //! - [`response_frame`]: response frames as the remote client decodes them, and the record
 //!   batches of a Fetch response as the consumer walks them.
 //! - [`command_config`]: `--command-config` properties files and `sasl.jaas.config`.
@@ -29,7 +31,7 @@ pub use config::command_config;
 pub use frames::{response_apis, response_frame};
 pub use json::json_input;
 pub use plan::reset_plan;
-pub use record::record_batch;
+pub use record::{produce_batches, record_batch};
 pub use segment::segment_recovery;
 
 /// Reads an input front to back; past its end every read gives zeros (or nothing), so any

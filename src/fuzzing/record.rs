@@ -20,10 +20,39 @@ const ROUND_TRIP_LIMIT: usize = 1 << 20;
 /// - 3: codec, header fields, then an uncompressed records section that is compressed with
 ///   the codec first, so that the record parser runs behind every decompressor.
 pub fn record_batch(data: &[u8]) {
+    if let Some(bytes) = batches(data) {
+        decode_all(&bytes);
+    }
+}
+
+/// The `produce_batches` target: a Produce request's records as the server checks them before
+/// it stores them (the same four modes as [`record_batch`]). Whatever the server accepts, the
+/// consumer's reader must read whole: one stored batch it cannot read poisons the partition.
+pub fn produce_batches(data: &[u8]) {
+    let Some(bytes) = batches(data) else { return };
+    let Ok(headers) = crate::server::handlers::produce::check_batches(&bytes, 1 << 20) else {
+        return;
+    };
+    let mut pos = 0;
+    for header in headers {
+        let batch = &bytes[pos..pos + header.total_size()];
+        let (_, records) = decode_batch(batch).expect("an accepted batch decodes");
+        assert_eq!(records.len(), header.records_count as usize);
+        for (i, record) in records.iter().enumerate() {
+            assert_eq!(record.offset, header.base_offset + i as i64);
+        }
+        pos += header.total_size();
+    }
+    assert_eq!(pos, bytes.len(), "every byte accepted is in a batch");
+}
+
+/// The bytes the first byte's mode makes of the input (see [`record_batch`]); `None` when the
+/// codec cannot compress the section.
+fn batches(data: &[u8]) -> Option<Vec<u8>> {
     let mut input = Input::new(data);
-    match input.byte() % 4 {
-        0 => decode_all(input.rest()),
-        1 => decode_all(&fix_frame(input.rest())),
+    Some(match input.byte() % 4 {
+        0 => input.rest().to_vec(),
+        1 => fix_frame(input.rest()),
         mode => {
             let codec = Compression::ALL[input.byte() as usize % Compression::ALL.len()];
             let header = Header::read(&mut input, codec);
@@ -31,14 +60,11 @@ pub fn record_batch(data: &[u8]) {
             let body = if mode == 2 {
                 section.to_vec()
             } else {
-                match codec.compress(section) {
-                    Ok(body) => body,
-                    Err(_) => return,
-                }
+                codec.compress(section).ok()?
             };
-            decode_all(&header.wrap(&body));
+            header.wrap(&body)
         }
-    }
+    })
 }
 
 /// Splits `bytes` into batches and decodes each one; every batch that decodes must survive a

@@ -20,7 +20,7 @@ pub mod config;
 mod connection;
 mod dispatch;
 mod groups;
-mod handlers;
+pub(crate) mod handlers;
 pub mod log;
 mod sequences;
 

@@ -6,6 +6,7 @@
 //! - `clients`: kcat and the Java tools produce and consume; one log, two ways in.
 //! - `durability`: kill -9 loses nothing that was acknowledged.
 //! - `hostile`: malformed and hostile requests close their own connection only.
+//! - `malformed`: malformed record batches are refused, and nothing of them is stored.
 //! - `languages`: kafka-python, kafkajs and franz-go.
 //! - `same_answers`: our tools print the same through the server as on its directory.
 //! - `groups`: consumer groups over the network, offsets shared with the directory.
@@ -22,5 +23,6 @@ mod groups;
 mod hostile;
 mod languages;
 mod lifecycle;
+mod malformed;
 mod perf;
 mod same_answers;

@@ -1,7 +1,9 @@
 //! Produce: each partition's batches are checked (whole, CRC-valid RecordBatch v2, at least one
-//! record, within the topic's size limit, not transactional), then queued for the partition's
-//! group-commit append. The answer (for acks 1 and -1) comes once the data is fdatasync'ed;
-//! acks=0 gets none, as in Kafka.
+//! record, within the topic's size limit, not transactional, and every record readable, as
+//! Kafka's LogValidator reads them), then queued for the partition's group-commit append. The
+//! answer (for acks 1 and -1) comes once the data is fdatasync'ed; acks=0 gets none, as in
+//! Kafka. A refused batch writes nothing: one malformed batch stored would make the partition
+//! unreadable for every consumer after it.
 
 use std::sync::Arc;
 
@@ -11,7 +13,7 @@ use kafka_protocol::messages::produce_response::{PartitionProduceResponse, Topic
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 
 use super::{Refusal, blocking, served_partition, str_bytes};
-use crate::record::{BatchHeader, verify_crc};
+use crate::record::{BatchHeader, RecordError, for_each_record_crc, verify_crc};
 use crate::server::appender::{self, Appended};
 use crate::server::broker::{Broker, ServedPartition};
 
@@ -120,6 +122,7 @@ pub fn check_batches(
 ) -> Result<Vec<BatchHeader>, (ResponseError, String)> {
     let corrupt = |why: String| (ResponseError::CorruptMessage, why);
     let mut headers = Vec::new();
+    let mut scratch = Vec::new();
     let mut pos = 0;
     while pos < records.len() {
         let rest = &records[pos..];
@@ -157,6 +160,8 @@ pub fn check_batches(
                     .to_string(),
             ));
         }
+        check_records(&rest[..size], h.base_offset, &mut scratch)
+            .map_err(|(code, why)| (code, format!("batch at byte {pos}: {why}")))?;
         headers.push(h);
         pos += size;
     }
@@ -167,6 +172,45 @@ pub fn check_batches(
         ));
     }
     Ok(headers)
+}
+
+/// Reads every record of one CRC-checked batch, as Kafka's LogValidator does: lengths, varints,
+/// header counts and the record count must hold together (INVALID_RECORD), and a compressed
+/// batch must name a known codec and decompress (CORRUPT_MESSAGE, as Kafka answers). Record
+/// offset deltas must run 0, 1, 2, ...: every producer writes them so, and the stored bytes
+/// keep them (Kafka would rewrite a compressed batch with other deltas; kafkit refuses it).
+fn check_records(
+    batch: &[u8],
+    base_offset: i64,
+    scratch: &mut Vec<u8>,
+) -> Result<(), (ResponseError, String)> {
+    let mut expected_delta = 0i64;
+    let mut out_of_order = None;
+    // The CRC was checked by the caller.
+    let read = for_each_record_crc(batch, scratch, false, |record| {
+        if out_of_order.is_none() {
+            let delta = record.offset - base_offset;
+            if delta != expected_delta {
+                out_of_order = Some((expected_delta, delta));
+            }
+        }
+        expected_delta += 1;
+        Ok(())
+    });
+    match read {
+        Ok(_) => {}
+        Err(e @ (RecordError::UnknownCodec(_) | RecordError::Compression { .. })) => {
+            return Err((ResponseError::CorruptMessage, e.to_string()));
+        }
+        Err(e) => return Err((ResponseError::InvalidRecord, e.to_string())),
+    }
+    if let Some((expected, found)) = out_of_order {
+        return Err((
+            ResponseError::InvalidRecord,
+            format!("record {expected} has offset delta {found}: deltas must run 0, 1, 2, ..."),
+        ));
+    }
+    Ok(())
 }
 
 fn refuse_all(request: &ProduceRequest, code: ResponseError) -> ProduceResponse {
@@ -193,4 +237,131 @@ fn refuse_all(request: &ProduceRequest, code: ResponseError) -> ProduceResponse 
         })
         .collect();
     ProduceResponse::default().with_responses(responses)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::varint::put_varint;
+    use crate::record::{BATCH_OVERHEAD, BatchBuilder, Compression, LOG_OVERHEAD};
+
+    const LIMIT: usize = 1 << 20;
+
+    /// One record's bytes with the given fields (lengths as declared, not as the data has).
+    fn record(
+        offset_delta: i32,
+        key_len: i32,
+        key: &[u8],
+        value_len: i32,
+        value: &[u8],
+    ) -> Vec<u8> {
+        let mut body = vec![0u8]; // attributes
+        put_varint(&mut body, 0); // timestamp delta (a varlong of 0 is the same byte)
+        put_varint(&mut body, offset_delta);
+        put_varint(&mut body, key_len);
+        body.extend_from_slice(key);
+        put_varint(&mut body, value_len);
+        body.extend_from_slice(value);
+        put_varint(&mut body, 0); // headers
+        let mut out = Vec::new();
+        put_varint(&mut out, body.len() as i32);
+        out.extend(body);
+        out
+    }
+
+    /// A batch around `records` with a correct CRC, so that only what is inside is wrong.
+    fn batch(attributes: i16, count: i32, records: &[u8]) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend(0i64.to_be_bytes()); // base offset
+        b.extend(((BATCH_OVERHEAD - LOG_OVERHEAD + records.len()) as i32).to_be_bytes());
+        b.extend(0i32.to_be_bytes()); // partition leader epoch
+        b.push(2); // magic
+        b.extend(0u32.to_be_bytes()); // CRC, below
+        b.extend(attributes.to_be_bytes());
+        b.extend((count - 1).to_be_bytes()); // last offset delta
+        b.extend(1_700_000_000_000i64.to_be_bytes());
+        b.extend(1_700_000_000_000i64.to_be_bytes());
+        b.extend((-1i64).to_be_bytes()); // producer id
+        b.extend((-1i16).to_be_bytes());
+        b.extend((-1i32).to_be_bytes());
+        b.extend(count.to_be_bytes());
+        b.extend_from_slice(records);
+        let crc = crc32c::crc32c(&b[21..]);
+        b[17..21].copy_from_slice(&crc.to_be_bytes());
+        b
+    }
+
+    fn refused(batch: &[u8]) -> ResponseError {
+        check_batches(batch, LIMIT).expect_err("refused").0
+    }
+
+    #[test]
+    fn well_formed_batches_in_every_codec_pass() {
+        for codec in Compression::ALL {
+            let mut builder = BatchBuilder::new(codec);
+            for i in 0..5 {
+                let value = format!("value-{i}");
+                builder.append(1_700_000_000_000, Some(b"k"), Some(value.as_bytes()), &[]);
+            }
+            let mut two = builder.build(0).unwrap();
+            two.extend(batch(0, 1, &record(0, -1, b"", 3, b"abc")));
+            assert_eq!(check_batches(&two, LIMIT).unwrap().len(), 2, "{codec:?}");
+        }
+    }
+
+    #[test]
+    fn records_that_do_not_parse_are_invalid_records() {
+        let cases: [(&str, Vec<u8>); 5] = [
+            ("key length 2^31-1", record(0, i32::MAX, b"k", 3, b"abc")),
+            (
+                "value length -5 over a value",
+                record(0, -1, b"", -5, b"abc"),
+            ),
+            ("header count 2^31-1", {
+                let mut r = record(0, -1, b"", 3, b"abc");
+                r.pop();
+                put_varint(&mut r, i32::MAX);
+                r
+            }),
+            ("record size past the batch", {
+                let mut r = record(0, -1, b"", 3, b"abc");
+                r[0] = 100;
+                r
+            }),
+            (
+                "offset delta 1 for the first record",
+                record(1, -1, b"", 3, b"abc"),
+            ),
+        ];
+        for (what, records) in cases {
+            assert_eq!(
+                refused(&batch(0, 1, &records)),
+                ResponseError::InvalidRecord,
+                "{what}"
+            );
+        }
+        // A batch that claims more records than it holds.
+        let one = record(0, -1, b"", 3, b"abc");
+        assert_eq!(refused(&batch(0, 2, &one)), ResponseError::InvalidRecord);
+        // Bytes left over after the last record.
+        let mut extra = one.clone();
+        extra.extend(record(1, -1, b"", 3, b"abc"));
+        assert_eq!(refused(&batch(0, 1, &extra)), ResponseError::InvalidRecord);
+    }
+
+    #[test]
+    fn bad_compression_is_a_corrupt_message() {
+        let garbage = b"this is not gzip data at all".to_vec();
+        assert_eq!(
+            refused(&batch(1, 1, &garbage)),
+            ResponseError::CorruptMessage
+        );
+        let one = record(0, -1, b"", 3, b"abc");
+        assert_eq!(refused(&batch(7, 1, &one)), ResponseError::CorruptMessage);
+        // Valid zstd around records that do not parse: an invalid record.
+        let inner = Compression::Zstd
+            .compress(&record(0, i32::MAX, b"", 3, b"abc"))
+            .unwrap();
+        assert_eq!(refused(&batch(4, 1, &inner)), ResponseError::InvalidRecord);
+    }
 }
