@@ -337,10 +337,10 @@ fn three_members_split_then_a_hung_member_is_evicted() {
 }
 
 /// The reader of a group consumer's stdout goes away after a few lines (`| head -5`): the
-/// group's committed offset covers what stdout accepted, never a whole fetch more, and the
-/// count on stderr says the same.
+/// group's committed offset covers at most what the reader took, not what the (grown) pipe
+/// accepted, and the next member starts right after it.
 #[test]
-fn closed_stdout_commits_only_what_was_written() {
+fn closed_stdout_commits_only_what_the_reader_took() {
     let k = Kafkit::new();
     let input: String = (0..100_000).map(|i| format!("r{i:06}\n")).collect();
     k.produce("q", &[], input.as_bytes());
@@ -378,15 +378,23 @@ fn closed_stdout_commits_only_what_was_written() {
         .unwrap_or_else(|| panic!("{stderr}"))
         .parse()
         .unwrap();
-    let offsets = committed(&k, "G");
-    assert_eq!(offsets, vec![("q".to_string(), 0, processed)]);
-    // Each line is 8 bytes: at most what the reader took plus the pipe's capacity.
-    let at_most = (read + pipe) as i64 / 8;
+    // Each line is 8 bytes: the pipe accepted more than the reader took, and the count says
+    // what it accepted ...
     assert!(
-        (5..=at_most).contains(&processed),
-        "committed {processed}, the reader took {read} bytes"
+        processed > read as i64 / 8 && processed <= (read + pipe) as i64 / 8,
+        "processed {processed}, the reader took {read} bytes, the pipe holds {pipe}"
     );
-    // The next member of the group starts right after the last record stdout accepted.
+    // ... but the commit covers only what the reader took.
+    let offsets = committed(&k, "G");
+    let [(topic, 0, offset)] = &offsets[..] else {
+        panic!("{offsets:?}")
+    };
+    assert_eq!(topic, "q");
+    assert!(
+        (5..=read as i64 / 8).contains(offset),
+        "committed {offset}, the reader took {read} bytes"
+    );
+    // The next member of the group starts right after the last record committed.
     let next = k.ok(
         C,
         &[
@@ -401,7 +409,43 @@ fn closed_stdout_commits_only_what_was_written() {
         ],
         None,
     );
-    assert_eq!(next, format!("r{processed:06}\n"));
+    assert_eq!(next, format!("r{offset:06}\n"));
+}
+
+/// `| head -5` and `| head -1` as a user types them: head reads once (8 KiB at most) and exits,
+/// the consumer's grown pipe still holds most of what it accepted, and the group's commit
+/// covers at most what head read.
+#[test]
+fn head_commits_at_most_what_head_read() {
+    let k = Kafkit::new();
+    let input: String = (0..100_000).map(|i| format!("r{i:06}\n")).collect();
+    k.produce("q", &[], input.as_bytes());
+    let consumer = assert_cmd::cargo::cargo_bin(C);
+    for n in [5, 1] {
+        let group = format!("head-{n}");
+        let out = StdCommand::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "'{}' --topic q --group {group} --from-beginning 2>/dev/null | head -{n}",
+                consumer.display()
+            ))
+            .env("KAFKIT_LOG_DIR", k.log_dir())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let expected: String = (0..n).map(|i| format!("r{i:06}\n")).collect();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
+        let offsets = committed(&k, &group);
+        // Eight bytes a line; head's one read takes at most 8 KiB.
+        assert!(
+            offsets.len() == 1 && offsets[0].2 <= 8192 / 8,
+            "head -{n}: committed {offsets:?}"
+        );
+    }
 }
 
 /// Stdout is a full disk: nothing was written, so nothing is committed, and the consumer

@@ -57,6 +57,10 @@ const OUTPUT_CAPACITY: usize = 1024 * 1024 + 4096;
 /// The stdout pipe's size when it can be grown: about a round's output (Linux's default
 /// `/proc/sys/fs/pipe-max-size`, so an unprivileged user may set it).
 const PIPE_BYTES: usize = 1024 * 1024;
+/// How long a group member that is done waits for its pipe's reader to take what is left
+/// (see `Printer::wait_for_reader`), and how often it looks.
+const READER_WAIT: Duration = Duration::from_secs(10);
+const READER_POLL: Duration = Duration::from_millis(10);
 
 fn opt(name: &'static str, value_name: &'static str, help: &'static str) -> Arg {
     super::value_option(name, value_name, help, "Consumer")
@@ -322,8 +326,11 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
         .or_insert_with(|| "console-consumer".to_string());
     let consumer = open_client(m, Some(&command))?.into_consumer(opts.consumer.clone())?;
     let interrupt = Interrupt::install();
-    let mut printer = Printer::new(consumer)?;
+    let mut printer = Printer::new(consumer, opts.consumer.group.is_some())?;
     let result = printer.run(&opts, &interrupt);
+    if opts.consumer.group.is_some() {
+        printer.wait_for_reader();
+    }
     // Like Kafka's consumer on close: commit what was printed, then leave the group.
     let closed = printer.consumer.close().map_err(CliError::from);
     eprintln!("Processed a total of {} messages", printer.written);
@@ -351,14 +358,23 @@ struct Printer {
 }
 
 impl Printer {
-    fn new(consumer: Consumer) -> Result<Printer, CliError> {
+    /// A printer to stdout; a group member's (`commits`) commits only what its pipe's reader
+    /// took.
+    fn new(mut consumer: Consumer, commits: bool) -> Result<Printer, CliError> {
         let stdout = std::io::stdout()
             .as_fd()
             .try_clone_to_owned()
             .map(File::from)
             .map_err(|e| anyhow!("cannot use standard out: {e}"))?;
-        // A round's output then fits the pipe in one write (see `pipe`).
+        // A round's output then fits the pipe in one write (see `pipe`), and what the pipe
+        // holds is committed only once its reader has taken it.
         pipe::grow(&stdout, PIPE_BYTES);
+        if commits && pipe::is_pipe(&stdout) {
+            let pipe = stdout
+                .try_clone()
+                .map_err(|e| anyhow!("cannot use standard out: {e}"))?;
+            consumer.commit_only_what_is_read(Box::new(move || pipe::unread(&pipe)));
+        }
         Ok(Printer {
             consumer,
             count: 0,
@@ -450,6 +466,21 @@ impl Printer {
                 }
                 std::thread::sleep(POLL_INTERVAL);
             }
+        }
+    }
+
+    /// Before the final commit of a group member (also after Ctrl-C): gives the reader of
+    /// its pipe time to take what was written, so that records it is about to read are
+    /// committed rather than read again by the group's next member. Not past the reader's
+    /// exit or [`READER_WAIT`] (a reader that stopped reading: what it did not take stays
+    /// uncommitted); a second Ctrl-C ends the wait with the process (see `signals`).
+    fn wait_for_reader(&mut self) {
+        let start = Instant::now();
+        while self.consumer.unread_output() > 0
+            && !pipe::reader_gone(&self.stdout)
+            && start.elapsed() < READER_WAIT
+        {
+            std::thread::sleep(READER_POLL);
         }
     }
 

@@ -6,8 +6,9 @@
 //! costs a pair of context switches. A pipe as large as a round takes the whole write at once
 //! while the reader drains it in parallel.
 //!
-//! What write(2) accepted still counts as delivered (the consumer's commit rule): a larger pipe
-//! only changes how much the kernel holds for the reader.
+//! A larger pipe also holds more that the reader may never read: `| head -5` exits after its
+//! first read, leaving up to a megabyte of records in the pipe. So a group consumer commits only
+//! what the reader took: the bytes written less those still in the pipe ([`unread`]).
 //!
 //! A larger pipe also holds more of a short topic's output at once: `| head -1` may exit while
 //! everything is already written, and the consumer, caught up, has no write left to fail. So an
@@ -21,11 +22,26 @@ use std::fs::File;
 /// refuses (an unprivileged user over `/proc/sys/fs/pipe-max-size` or the per-user pipe
 /// budget): the pipe then keeps its size and everything works as before, only slower.
 pub fn grow(file: &File, bytes: usize) -> Option<usize> {
-    use std::os::unix::fs::FileTypeExt;
-    if !file.metadata().ok()?.file_type().is_fifo() {
+    if !is_pipe(file) {
         return None;
     }
     set_size(file, bytes)
+}
+
+/// Bytes written into `file`'s pipe that its reader has not taken yet (`FIONREAD`, which a
+/// pipe answers on either end, also after its reader has gone). 0 for anything else, where
+/// `FIONREAD` means something else (a terminal's typed input) or nothing.
+pub fn unread(file: &File) -> u64 {
+    if !is_pipe(file) {
+        return 0;
+    }
+    rustix::io::ioctl_fionread(file).unwrap_or(0)
+}
+
+/// Whether `file` is a pipe (a FIFO).
+pub fn is_pipe(file: &File) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    file.metadata().is_ok_and(|m| m.file_type().is_fifo())
 }
 
 /// Whether `file` is a pipe whose reading end is closed: the next write would fail with
@@ -69,6 +85,21 @@ mod tests {
         }
         let file = tempfile::tempfile().unwrap();
         assert_eq!(grow(&file, 256 * 1024), None);
+    }
+
+    #[test]
+    fn counts_what_the_reader_has_not_taken() {
+        use std::io::{Read, Write};
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        let mut writer = File::from(std::os::fd::OwnedFd::from(writer));
+        writer.write_all(&[7; 1000]).unwrap();
+        assert_eq!(unread(&writer), 1000);
+        reader.read_exact(&mut [0; 300]).unwrap();
+        assert_eq!(unread(&writer), 700);
+        // Still known once the reader is gone.
+        drop(reader);
+        assert_eq!(unread(&writer), 700);
+        assert_eq!(unread(&tempfile::tempfile().unwrap()), 0);
     }
 
     #[test]

@@ -18,6 +18,7 @@ mod local;
 mod membership;
 mod read;
 mod source;
+mod unread;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -33,6 +34,8 @@ use local::LocalLog;
 pub use membership::AssignmentChange;
 use membership::Membership;
 use source::{Reader, Source};
+use unread::Unread;
+pub use unread::UnreadProbe;
 
 /// How often topic metadata is re-read (new partitions, new topics for a pattern).
 const METADATA_REFRESH: Duration = Duration::from_millis(500);
@@ -160,6 +163,9 @@ pub struct Consumer {
     started: bool,
     /// Where each partition's delivery stands at each point of the caller's output, in order.
     marks: Vec<Mark>,
+    /// Written output the reader has not taken yet, when the caller can tell
+    /// ([`Consumer::commit_only_what_is_read`]).
+    unread: Option<Unread>,
     /// A topic found deleted in the last round, forgotten once that round is settled.
     deleted: Option<String>,
     /// Warnings raised outside a round, for the next round to return.
@@ -276,6 +282,7 @@ impl Consumer {
             warned_missing: false,
             started: false,
             marks: Vec::new(),
+            unread: None,
             deleted: None,
             warnings: Vec::new(),
             full_round: true,
@@ -318,15 +325,62 @@ impl Consumer {
     pub fn settle(&mut self, delivered: usize) -> u64 {
         let mut records = 0;
         for mark in self.marks.iter().take_while(|m| m.end <= delivered) {
-            self.assigned[mark.assigned].delivered = mark.next;
+            match self.unread.as_mut() {
+                Some(unread) => unread.written(mark.end, mark.assigned, mark.next),
+                None => self.assigned[mark.assigned].delivered = mark.next,
+            }
             records += u64::from(mark.record);
         }
         self.marks.clear();
+        if let Some(unread) = self.unread.as_mut() {
+            unread.round_written(delivered);
+        }
+        self.take_read();
         if let Some(topic) = self.deleted.take() {
             let warning = self.forget_topic(&topic);
             self.warnings.push(warning);
         }
         records
+    }
+
+    /// From now on, output counts as delivered (a commit covers it) only once its reader has
+    /// taken it: `probe` says how many of the bytes written so far it has not (a pipe's
+    /// unread bytes). See `unread`.
+    pub fn commit_only_what_is_read(&mut self, probe: UnreadProbe) {
+        self.unread = Some(Unread::new(probe));
+    }
+
+    /// Bytes of settled output that the reader has not taken yet (0 without a probe).
+    pub fn unread_output(&mut self) -> u64 {
+        self.unread.as_mut().map_or(0, Unread::unread)
+    }
+
+    /// Moves what a commit covers as far as the reader has taken the output.
+    fn take_read(&mut self) {
+        let assigned = &mut self.assigned;
+        if let Some(unread) = self.unread.as_mut() {
+            unread.take_read(|index, next| assigned[index].delivered = next);
+        }
+    }
+
+    /// Drops the assigned partitions `keep` refuses, keeping the unread output's positions
+    /// pointed at the partitions that stay.
+    fn retain_assigned(&mut self, keep: impl Fn(&Assigned) -> bool) {
+        let mut kept = 0;
+        let new_index: Vec<Option<usize>> = self
+            .assigned
+            .iter()
+            .map(|a| {
+                keep(a).then(|| {
+                    kept += 1;
+                    kept - 1
+                })
+            })
+            .collect();
+        self.assigned.retain(|a| keep(a));
+        if let Some(unread) = self.unread.as_mut() {
+            unread.reindex(&new_index);
+        }
     }
 
     /// How many partitions the consumer reads now (for a group member, its share once
@@ -355,6 +409,7 @@ impl Consumer {
         if self.last_commit.elapsed() < g.auto_commit_interval {
             return Ok(());
         }
+        self.take_read();
         let positions = self.positions();
         // A failed commit is tried again at the next interval, not at every round.
         self.last_commit = Instant::now();
@@ -367,6 +422,7 @@ impl Consumer {
     /// Commits the delivered positions (when auto-commit is on) and leaves the group, as
     /// Kafka's consumer does on close.
     pub fn close(mut self) -> Result<()> {
+        self.take_read();
         let positions = self.positions();
         match self.member.take() {
             Some(member) => member.leave(&mut self.source, &positions),
@@ -536,7 +592,7 @@ impl Consumer {
     fn forget_topic(&mut self, topic: &str) -> String {
         self.warned_missing = true;
         self.full_round = true;
-        self.assigned.retain(|a| a.topic != topic);
+        self.retain_assigned(|a| a.topic != topic);
         self.subscription.remove(topic);
         self.initial.retain(|(t, _)| t != topic);
         format!("WARN: Topic '{topic}' was deleted; waiting for it to be created again.")
@@ -550,6 +606,11 @@ impl Consumer {
     /// Group members: heartbeat, follow the group's assignment (drop revoked partitions, start
     /// acquired ones at their committed offset or by `auto.offset.reset`).
     fn rebalance(&mut self) -> Result<()> {
+        if self.member.is_none() {
+            return Ok(());
+        }
+        // A revoked partition's commit covers what the reader took.
+        self.take_read();
         let Some(member) = self.member.as_mut() else {
             return Ok(());
         };
@@ -566,8 +627,7 @@ impl Consumer {
         }
         self.full_round = true;
         let revoked: HashSet<TopicPartition> = revoked.into_iter().collect();
-        self.assigned
-            .retain(|a| !revoked.contains(&(a.topic.clone(), a.partition)));
+        self.retain_assigned(|a| !revoked.contains(&(a.topic.clone(), a.partition)));
         for (tp, committed) in acquired {
             let opened = self.source.open(&tp.0, tp.1, self.config.from_time)?;
             let (lo, hi) = (opened.start, opened.end);
