@@ -28,6 +28,7 @@
 pub(crate) mod assignor;
 pub mod cli;
 pub mod client;
+pub(crate) mod files;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;

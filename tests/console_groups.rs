@@ -9,7 +9,9 @@ use std::process::{Child, Command as StdCommand, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{DefaultSignals, Kafkit, committed, signal};
+use common::{DefaultSignals, Kafkit, PATIENCE, committed, signal, unread_bytes, wait_for};
+use kafkit::local::LogDir;
+use kafkit::local::group::GroupState;
 
 const C: &str = "kafka-console-consumer";
 const T: &str = "kafka-topics";
@@ -42,19 +44,54 @@ fn spawn_consumer(k: &Kafkit, args: &[&str]) -> Running {
 }
 
 impl Running {
-    /// Lines received until `want` in total were seen by `all` consumers, or a deadline.
-    fn drain(&self, wait: Duration) -> Vec<String> {
-        let mut out = Vec::new();
-        let deadline = Instant::now() + wait;
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match self.lines.recv_timeout(left.min(Duration::from_millis(50))) {
-                Ok(line) => out.push(line),
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+    /// The next `n` lines it prints (see [`gather`]).
+    fn take(&self, n: usize) -> Vec<String> {
+        gather(&[self], n).remove(0)
+    }
+}
+
+/// What each of `members` prints until they printed `total` lines together; panics with what
+/// they printed if that takes longer than [`PATIENCE`]. Waits for a count, never for a time,
+/// so a slow machine only makes it wait longer.
+fn gather(members: &[&Running], total: usize) -> Vec<Vec<String>> {
+    let mut got = vec![Vec::new(); members.len()];
+    let deadline = Instant::now() + PATIENCE;
+    while got.iter().map(Vec::len).sum::<usize>() < total {
+        assert!(Instant::now() < deadline, "{total} lines expected: {got:?}");
+        let mut quiet = true;
+        for (m, out) in members.iter().zip(&mut got) {
+            while let Ok(line) = m.lines.try_recv() {
+                out.push(line);
+                quiet = false;
             }
         }
-        out
+        if quiet {
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
+    got
+}
+
+/// Waits until `group` is Stable with `n` live members that own all `partitions` between
+/// them, each some: every member joined and the assignment settled.
+fn wait_for_members(k: &Kafkit, group: &str, n: usize, partitions: usize) {
+    let store = LogDir::open(k.log_dir()).unwrap().groups();
+    wait_for(&format!("{group}: {n} members owning {partitions}"), || {
+        store.describe(group).ok().flatten().is_some_and(|d| {
+            d.state == GroupState::Stable
+                && d.members.len() == n
+                && d.members.iter().all(|m| !m.assignment.is_empty())
+                && d.members.iter().map(|m| m.assignment.len()).sum::<usize>() == partitions
+        })
+    });
+}
+
+/// Waits until the offsets `group` committed add up to `total`: every member's commits cover
+/// what it printed.
+fn wait_for_commits(k: &Kafkit, group: &str, total: i64) {
+    wait_for(&format!("{group}: commits of {total} records"), || {
+        committed(k, group).iter().map(|(_, _, o)| o).sum::<i64>() == total
+    });
 }
 
 #[test]
@@ -183,11 +220,12 @@ fn ctrl_c_commits_what_was_printed() {
     let k = Kafkit::new();
     k.produce("c", &[], b"a\nb\n");
     let consumer = spawn_consumer(&k, &["--topic", "c", "--group", "cg", "--from-beginning"]);
-    let lines = consumer.drain(Duration::from_millis(1500));
+    let lines = consumer.take(2);
     assert_eq!(lines, ["a", "b"]);
     let mut child = consumer.child;
     signal(&child, "-INT");
     assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_eq!(consumer.lines.iter().count(), 0, "nothing more printed");
     assert_eq!(committed(&k, "cg"), vec![("c".into(), 0, 2)]);
 }
 
@@ -208,10 +246,11 @@ fn members_share_partitions_and_take_over_from_a_killed_member() {
         "--command-property",
         "auto.commit.interval.ms=200",
     ];
+    // a first, then b joins it: both own partitions before any record exists.
     let a = spawn_consumer(&k, &args);
-    std::thread::sleep(Duration::from_millis(300));
+    wait_for_members(&k, "team", 1, 4);
     let b = spawn_consumer(&k, &args);
-    std::thread::sleep(Duration::from_millis(1500));
+    wait_for_members(&k, "team", 2, 4);
     // 40 keyed records over the 4 partitions.
     let input: String = (0..40).map(|i| format!("key-{i}\tv{i}\n")).collect();
     k.produce(
@@ -219,8 +258,7 @@ fn members_share_partitions_and_take_over_from_a_killed_member() {
         &["--reader-property", "parse.key=true"],
         input.as_bytes(),
     );
-    let got_a = a.drain(Duration::from_secs(2));
-    let got_b = b.drain(Duration::from_millis(100));
+    let [got_a, got_b] = <[_; 2]>::try_from(gather(&[&a, &b], 40)).unwrap();
     assert!(
         !got_a.is_empty() && !got_b.is_empty(),
         "both members consume: {got_a:?} {got_b:?}"
@@ -230,7 +268,7 @@ fn members_share_partitions_and_take_over_from_a_killed_member() {
     assert!(set_a.is_disjoint(&set_b), "no record read twice");
     assert_eq!(got_a.len() + got_b.len(), 40);
     // Kill -9 member b after its last auto-commit; a takes over b's partitions from b's commit.
-    std::thread::sleep(Duration::from_millis(600));
+    wait_for_commits(&k, "team", 40);
     let mut b_child = b.child;
     b_child.kill().unwrap();
     b_child.wait().unwrap();
@@ -240,7 +278,7 @@ fn members_share_partitions_and_take_over_from_a_killed_member() {
         &["--reader-property", "parse.key=true"],
         more.as_bytes(),
     );
-    let got = a.drain(Duration::from_secs(4));
+    let got = a.take(40);
     let mut expected: Vec<String> = (40..80).map(|i| format!("v{i}")).collect();
     let mut got_sorted = got.clone();
     got_sorted.sort();
@@ -252,6 +290,7 @@ fn members_share_partitions_and_take_over_from_a_killed_member() {
     let mut a_child = a.child;
     signal(&a_child, "-INT");
     assert_eq!(a_child.wait().unwrap().code(), Some(130));
+    assert_eq!(a.lines.iter().collect::<Vec<_>>(), Vec::<String>::new());
     let total: i64 = committed(&k, "team").iter().map(|(_, _, o)| o).sum();
     assert_eq!(total, 80, "commits cover exactly the 80 printed records");
 }
@@ -270,31 +309,30 @@ fn three_members_split_then_a_hung_member_is_evicted() {
         "--group",
         "trio",
         "--from-beginning",
+        // Short enough to wait out, long enough that a live member on a loaded machine is
+        // never taken for a hung one.
         "--command-property",
-        "session.timeout.ms=2000",
+        "session.timeout.ms=6000",
         "--command-property",
         "heartbeat.interval.ms=300",
         "--command-property",
         "auto.commit.interval.ms=200",
     ];
-    let members: Vec<Running> = (0..3)
-        .map(|_| {
+    // One after the other, each joining the group the previous ones formed.
+    let members: Vec<Running> = (1..=3)
+        .map(|n| {
             let m = spawn_consumer(&k, &args);
-            std::thread::sleep(Duration::from_millis(200));
+            wait_for_members(&k, "trio", n, 6);
             m
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(1500));
     let input: String = (0..60).map(|i| format!("key-{i}\tv{i}\n")).collect();
     k.produce(
         "six",
         &["--reader-property", "parse.key=true"],
         input.as_bytes(),
     );
-    let got: Vec<Vec<String>> = members
-        .iter()
-        .map(|m| m.drain(Duration::from_millis(1500)))
-        .collect();
+    let got = gather(&members.iter().collect::<Vec<_>>(), 60);
     assert!(
         got.iter().all(|g| !g.is_empty()),
         "every member gets partitions: {got:?}"
@@ -308,18 +346,18 @@ fn three_members_split_then_a_hung_member_is_evicted() {
         60,
         "nothing read twice"
     );
-    // Stop (hang) the third member: after its session timeout the others take its partitions.
-    std::thread::sleep(Duration::from_millis(500));
+    // Stop (hang) the third member once its commits cover what it printed: after its session
+    // timeout the others take its partitions.
+    wait_for_commits(&k, "trio", 60);
     signal(&members[2].child, "-STOP");
-    std::thread::sleep(Duration::from_millis(3500));
+    wait_for_members(&k, "trio", 2, 6);
     let more: String = (60..120).map(|i| format!("key-{i}\tv{i}\n")).collect();
     k.produce(
         "six",
         &["--reader-property", "parse.key=true"],
         more.as_bytes(),
     );
-    let a = members[0].drain(Duration::from_millis(2000));
-    let b = members[1].drain(Duration::from_millis(200));
+    let [a, b] = <[_; 2]>::try_from(gather(&[&members[0], &members[1]], 60)).unwrap();
     let mut survivors: Vec<String> = a.into_iter().chain(b).collect();
     survivors.sort();
     let mut expected: Vec<String> = (60..120).map(|i| format!("v{i}")).collect();
@@ -530,6 +568,52 @@ fn max_messages_zero_and_negative_as_kafka() {
     assert_eq!(committed(&k, "G"), vec![("m".to_string(), 0, 3)]);
 }
 
+/// `timeout` signals its child and then the child's process group, so the consumer gets the
+/// one request twice at once: it must still exit in order, printing its count, committing and
+/// leaving the group (issue 24, item 6), as Java's tools ignore repeats during their shutdown.
+#[test]
+fn a_signal_sent_twice_at_once_still_exits_in_order() {
+    use std::os::unix::process::CommandExt;
+    let k = Kafkit::new();
+    k.produce("twice", &[], b"1\n2\n3\n");
+    for (sig, status) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let group = format!("twice-{sig}");
+        let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin(C))
+            .default_signals()
+            .process_group(0)
+            .args(["--topic", "twice", "--group", &group, "--from-beginning"])
+            .env("KAFKIT_LOG_DIR", k.log_dir())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut reader = BufReader::new(child.stdout.take().unwrap());
+        for expected in ["1\n", "2\n", "3\n"] {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            assert_eq!(line, expected);
+        }
+        // As `timeout` does it: the child, then its process group (which is the child alone).
+        let pid = child.id() as libc::pid_t;
+        // SAFETY: plain kill(2) calls on our own child.
+        unsafe {
+            assert_eq!(libc::kill(pid, sig), 0);
+            assert_eq!(libc::kill(-pid, sig), 0);
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(status), "{stderr}");
+        assert_eq!(stderr, "Processed a total of 3 messages\n");
+        assert_eq!(committed(&k, &group), [("twice".to_string(), 0, 3)]);
+        let state = k.ok(
+            "kafka-consumer-groups",
+            &["--describe", "--group", &group, "--state"],
+            None,
+        );
+        assert!(state.contains("Empty"), "{sig}: left the group: {state}");
+    }
+}
+
 /// SIGTERM and SIGHUP end a group consumer in order, as Ctrl-C does: it commits what it wrote
 /// and exits with 128 plus the signal's number (143 and 129), as Kafka's tools do; the
 /// producer flushes what it read before exiting 143 (issue 11, item 10).
@@ -542,12 +626,7 @@ fn sigterm_and_sighup_commit_then_exit_with_the_signal_status() {
             &k,
             &["--topic", "sig", "--group", group, "--from-beginning"],
         );
-        let mut seen = Vec::new();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while seen.len() < 3 && Instant::now() < deadline {
-            seen.extend(running.drain(Duration::from_millis(100)));
-        }
-        assert_eq!(seen, ["1", "2", "3"]);
+        assert_eq!(running.take(3), ["1", "2", "3"]);
         signal(&running.child, sig);
         assert_eq!(running.child.wait().unwrap().code(), Some(status), "{sig}");
         assert_eq!(committed(&k, group), [("sig".to_string(), 0, 3)], "{sig}");
@@ -555,7 +634,7 @@ fn sigterm_and_sighup_commit_then_exit_with_the_signal_status() {
 
     let mut producer = StdCommand::new(assert_cmd::cargo::cargo_bin("kafka-console-producer"))
         .default_signals()
-        .args(["--topic", "sig"])
+        .args(["--topic", "sig", "--timeout", "600000"])
         .env("KAFKIT_LOG_DIR", k.log_dir())
         .stdin(Stdio::piped())
         .stderr(Stdio::null())
@@ -563,7 +642,11 @@ fn sigterm_and_sighup_commit_then_exit_with_the_signal_status() {
         .unwrap();
     let mut stdin = producer.stdin.take().unwrap();
     std::io::Write::write_all(&mut stdin, b"4\n").unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    // TERM once the producer has read the line (it reads only once its handler is installed),
+    // while its 10-minute linger holds it: what it read is what it must flush.
+    wait_for("the producer to read its input", || {
+        unread_bytes(&stdin) == 0
+    });
     signal(&producer, "-TERM");
     assert_eq!(producer.wait().unwrap().code(), Some(143));
     drop(stdin);

@@ -269,6 +269,8 @@ fn a_producer_writing_meanwhile_keeps_working() {
             .parse()
             .unwrap();
         starts.push(start);
+        // Spreads the deletions over the writing. Whatever the interleaving on a slow machine,
+        // the checks below hold: they are on order and on the end, not on timing.
         std::thread::sleep(std::time::Duration::from_millis(40));
     }
     writer.join().unwrap();

@@ -8,10 +8,19 @@ use std::io::Write;
 use std::process::{Command as StdCommand, Stdio};
 use std::time::Duration;
 
-use common::Kafkit;
+use common::{Kafkit, wait_for};
+use kafkit::local::LogDir;
 
 const P: &str = "kafka-console-producer";
 const C: &str = "kafka-console-consumer";
+
+/// The log end offset of partition 0 of `topic` (0 while the topic does not exist).
+fn log_end(k: &Kafkit, topic: &str) -> i64 {
+    LogDir::open(k.log_dir())
+        .and_then(|d| d.partition(topic, 0))
+        .and_then(|p| p.snapshot())
+        .map_or(0, |s| s.log_end_offset)
+}
 
 fn all_records(k: &Kafkit, topic: &str) -> Vec<String> {
     let out = k.ok(
@@ -45,6 +54,13 @@ fn killed_producer_leaves_previous_content_plus_a_prefix_of_its_input() {
                 }
                 std::thread::sleep(Duration::from_millis(1));
             }
+        });
+        // Killed mid-stream: once this run's records are arriving, at a varying point after.
+        // (Waiting for records rather than for a time: on a slow machine the producer may
+        // not have written anything yet after any fixed time.)
+        let at_least = expected.len() as i64 + 200;
+        wait_for(&format!("run {run}: {at_least} records"), || {
+            log_end(&k, "crash") >= at_least
         });
         std::thread::sleep(Duration::from_millis(60 + 47 * run));
         child.kill().unwrap();
@@ -108,7 +124,7 @@ fn concurrent_producers_and_consumers_lose_and_duplicate_nothing() {
                         "--max-messages",
                         &total,
                         "--timeout-ms",
-                        "20000",
+                        "60000",
                         "--formatter-property",
                         "print.partition=true",
                     ])

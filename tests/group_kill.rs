@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::signal;
+use common::{PATIENCE, signal};
 use kafkit::local::group::{GroupStore, MemberConfig, TopicPartition};
 
 const ROLE_VAR: &str = "KAFKIT_GROUP_CHILD";
@@ -22,13 +22,15 @@ const PARTITIONS: u32 = 4;
 
 const SESSION_VAR: &str = "KAFKIT_GROUP_CHILD_SESSION_MS";
 
-/// By default a long session timeout: a killed member must be detected through its lock, not
-/// its silence.
+/// By default a session timeout far longer than any wait of these tests: a killed member must
+/// be detected through its lock, not its silence.
+const LONG_SESSION_MS: u64 = 600_000;
+
 fn config() -> MemberConfig {
     let session_ms = std::env::var(SESSION_VAR)
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(20_000);
+        .unwrap_or(LONG_SESSION_MS);
     MemberConfig {
         session_timeout: Duration::from_millis(session_ms),
         heartbeat_interval: Duration::from_millis(100),
@@ -48,8 +50,9 @@ fn child_process() {
     let dir = std::env::var(DIR_VAR).expect("child needs its log dir");
     let store = GroupStore::new(Path::new(&dir));
     let mut member = store.join("g", "child", config()).unwrap();
-    // Never outlive a parent that failed to kill us.
-    let deadline = Instant::now() + Duration::from_secs(30);
+    // Never outlive a parent that failed to kill us (the parent kills us when it is done,
+    // however long a loaded machine makes it take).
+    let deadline = Instant::now() + Duration::from_secs(300);
     let mut k: i64 = 0;
     let mut reported = usize::MAX;
     while Instant::now() < deadline {
@@ -116,7 +119,7 @@ impl Drop for Killer {
 }
 
 fn spawn_child(role: &str, dir: &Path) -> (Killer, BufReader<ChildStdout>) {
-    spawn_child_with(role, dir, 20_000)
+    spawn_child_with(role, dir, LONG_SESSION_MS)
 }
 
 fn spawn_child_with(role: &str, dir: &Path, session_ms: u64) -> (Killer, BufReader<ChildStdout>) {
@@ -165,7 +168,7 @@ fn killed_member_is_taken_over_from_its_last_commit() {
     let mut acquired = Vec::new();
     let start = Instant::now();
     while me.owned().len() < 2 {
-        assert!(start.elapsed() < Duration::from_secs(10), "no rebalance");
+        assert!(start.elapsed() < PATIENCE, "no rebalance");
         acquired.extend(me.poll(&subscription(), &BTreeMap::new()).unwrap().acquired);
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -179,12 +182,11 @@ fn killed_member_is_taken_over_from_its_last_commit() {
     child.0.wait().unwrap();
     let killed_at = Instant::now();
     while me.owned().len() < PARTITIONS as usize {
-        assert!(killed_at.elapsed() < Duration::from_secs(5), "no takeover");
+        // Detected through the freed lock: the child's session would last 10 minutes.
+        assert!(killed_at.elapsed() < PATIENCE, "no takeover");
         acquired.extend(me.poll(&subscription(), &BTreeMap::new()).unwrap().acquired);
         std::thread::sleep(Duration::from_millis(5));
     }
-    // Detected through the freed lock, long before the 20 s session timeout.
-    assert!(killed_at.elapsed() < Duration::from_secs(3));
     assert_eq!(acquired.len(), PARTITIONS as usize);
     for (tp, start) in &acquired {
         assert_eq!(*start, Some(100 + i64::from(tp.1)), "{tp:?}");
@@ -203,7 +205,8 @@ fn commits_are_all_or_nothing_across_sigkill() {
     for round in 0..4u64 {
         let (mut child, mut out) = spawn_child("committer", dir.path());
         wait_for(&mut out, "committing");
-        // Land the kill at varying points of the commit loop.
+        // Land the kill at varying points of the commit loop. Any point will do: whenever it
+        // lands, a commit must be whole, so a slower child only moves the point.
         std::thread::sleep(Duration::from_millis(3 + 7 * round));
         child.0.kill().unwrap(); // SIGKILL
         child.0.wait().unwrap();
@@ -240,12 +243,14 @@ fn poll_until(me: &mut kafkit::local::group::Member, n: usize, limit: Duration) 
 #[test]
 fn stopped_member_is_evicted_and_fenced_when_it_resumes() {
     let dir = tempfile::tempdir().unwrap();
-    let session = Duration::from_millis(800);
+    // Long enough that the child, running on a loaded machine, heartbeats well within it
+    // until it is stopped.
+    let session = Duration::from_secs(5);
     let (child, mut out) = spawn_child_with("member", dir.path(), session.as_millis() as u64);
     wait_for(&mut out, &format!("owned {PARTITIONS}"));
     let store = GroupStore::new(dir.path());
     let mut me = store.join("g", "parent", config()).unwrap();
-    poll_until(&mut me, 2, Duration::from_secs(10));
+    poll_until(&mut me, 2, PATIENCE);
     wait_for(&mut out, "owned 2");
     let child_id = store
         .describe("g")
@@ -259,7 +264,7 @@ fn stopped_member_is_evicted_and_fenced_when_it_resumes() {
 
     signal(&child.0, "-STOP");
     // Its lock is still held, so only the session timeout can evict it.
-    let waited = poll_until(&mut me, PARTITIONS as usize, Duration::from_secs(5));
+    let waited = poll_until(&mut me, PARTITIONS as usize, PATIENCE);
     assert!(waited >= session - Duration::from_millis(250), "{waited:?}");
     let d = store.describe("g").unwrap().unwrap();
     assert!(d.members.iter().all(|m| m.member_id != child_id));
@@ -267,7 +272,7 @@ fn stopped_member_is_evicted_and_fenced_when_it_resumes() {
     signal(&child.0, "-CONT");
     // It finds itself fenced, rejoins under a new id, and the group splits again.
     wait_for(&mut out, "fenced, rejoined as child-");
-    poll_until(&mut me, 2, Duration::from_secs(5));
+    poll_until(&mut me, 2, PATIENCE);
     wait_for(&mut out, "owned 2");
     let d = store.describe("g").unwrap().unwrap();
     assert_eq!(d.members.len(), 2);

@@ -8,7 +8,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::{Kafkit, committed};
+use common::{Kafkit, committed, wait_for};
 use kafkit::local::LogDir;
 use kafkit::local::group::member::hostname;
 use kafkit::local::group::{GroupState, Member, MemberConfig, TopicPartition};
@@ -86,14 +86,11 @@ fn live_member(k: &Kafkit, group: &str, topics: &[(&str, u32)]) -> Member {
         .join(group, "console-consumer", MemberConfig::default())
         .unwrap();
     let sub: BTreeMap<String, u32> = topics.iter().map(|(t, n)| (t.to_string(), *n)).collect();
-    for _ in 0..50 {
+    wait_for(&format!("group {group} Stable"), || {
         member.poll(&sub, &BTreeMap::new()).unwrap();
-        if store.describe(group).unwrap().unwrap().state == GroupState::Stable {
-            return member;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("group {group} did not become Stable");
+        store.describe(group).unwrap().unwrap().state == GroupState::Stable
+    });
+    member
 }
 
 fn out_err(k: &Kafkit, args: &[&str]) -> (Option<i32>, String, String) {
@@ -550,6 +547,8 @@ fn utc_now_text() -> String {
 fn reset_by_time_finds_the_first_later_record() {
     let k = Kafkit::new();
     topic_with(&k, "t", &[3]);
+    // At least a second on each side of `between` (lower bounds: a slower machine only
+    // widens the gaps).
     std::thread::sleep(Duration::from_millis(1100));
     let between = utc_now_text();
     std::thread::sleep(Duration::from_millis(1100));

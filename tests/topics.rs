@@ -706,3 +706,55 @@ fn describe_into_a_closed_pipe_exits_0() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Files a user names are read with a size limit: `/dev/zero` (or a log file given by mistake)
+/// is one line and exit 1, not the OOM killer (issue 24, item 11).
+#[test]
+fn files_past_their_limit_are_refused_in_one_line() {
+    let k = Kafkit::new();
+    let cases: [(&str, &[&str], &str); 4] = [
+        (
+            "kafka-topics",
+            &["--list", "--command-config", "/dev/zero"],
+            "cannot read properties file /dev/zero: it holds more than 16 MiB",
+        ),
+        (
+            "kafka-delete-records",
+            &["--offset-json-file", "/dev/zero"],
+            "Unable to read file /dev/zero: it holds more than 16 MiB",
+        ),
+        (
+            "kafka-consumer-groups",
+            &[
+                "--reset-offsets",
+                "--group",
+                "g",
+                "--from-file",
+                "/dev/zero",
+                "--execute",
+            ],
+            "cannot read reset plan file /dev/zero: it holds more than 16 MiB",
+        ),
+        (
+            "kafka-producer-perf-test",
+            &[
+                "--topic",
+                "t",
+                "--num-records",
+                "1",
+                "--throughput",
+                "-1",
+                "--payload-file",
+                "/dev/zero",
+            ],
+            "cannot read --payload-file /dev/zero: it holds more than 256 MiB",
+        ),
+    ];
+    for (tool, args, expected) in cases {
+        let out = k.run(tool, args, None);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{tool}: {err}");
+        assert_eq!(err.lines().count(), 1, "{tool}: {err}");
+        assert!(err.contains(expected), "{tool}: {err}");
+    }
+}

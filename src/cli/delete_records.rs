@@ -56,7 +56,8 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     };
     let command_config = super::command_config(m)?;
     // Kafka reads the file as UTF-8, replacing what is not.
-    let bytes = std::fs::read(path).with_context(|| format!("Unable to read file {path}"))?;
+    let bytes = crate::files::read_limited(path.as_ref(), crate::files::CONFIG_FILE_LIMIT)
+        .with_context(|| format!("Unable to read file {path}"))?;
     let offsets = offset_json::parse(&String::from_utf8_lossy(&bytes)).map_err(|e| anyhow!(e))?;
     let mut client = open_client(m, command_config.as_ref())?;
     emit("Executing records delete operation\n")?;

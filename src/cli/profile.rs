@@ -47,12 +47,15 @@ pub fn selected(flag: Option<&str>) -> anyhow::Result<Option<Profile>> {
     };
     let path = config_path()
         .ok_or_else(|| anyhow!("cannot find the profiles file: set XDG_CONFIG_HOME or HOME"))?;
-    let text = std::fs::read_to_string(&path).with_context(|| {
-        format!(
-            "profile '{name}' was asked for, but {} cannot be read",
-            path.display()
-        )
-    })?;
+    let bytes = crate::files::read_limited(&path, crate::files::CONFIG_FILE_LIMIT);
+    let text = bytes
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .with_context(|| {
+            format!(
+                "profile '{name}' was asked for, but {} cannot be read",
+                path.display()
+            )
+        })?;
     load(&text, &name)
         .with_context(|| format!("in {}", path.display()))
         .map(Some)

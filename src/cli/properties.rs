@@ -22,7 +22,7 @@ pub fn parse_pairs<'a>(pairs: impl IntoIterator<Item = &'a String>) -> Propertie
 
 /// Reads a `java.util.Properties` file.
 pub fn load_file(path: &Path) -> anyhow::Result<Properties> {
-    let text = std::fs::read(path)
+    let text = crate::files::read_limited(path, crate::files::CONFIG_FILE_LIMIT)
         .with_context(|| format!("cannot read properties file {}", path.display()))?;
     Ok(parse_java_properties(&String::from_utf8_lossy(&text)))
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use sha2::Digest;
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
 
 use super::appender::AppendQueue;
 use super::config::ServerConfig;
@@ -48,7 +48,14 @@ pub struct Broker {
     first_producer_id: i64,
     /// Consumer groups: networked members, committed offsets in the log dir's group store.
     pub groups: Coordinator,
+    /// Fetch data read for responses not yet written, in KiB, across every connection: a
+    /// client that does not read its responses holds its part until it does or goes, and
+    /// the server's memory stays bounded whatever the clients do (see `handlers::fetch`).
+    pub fetch_budget: Arc<Semaphore>,
 }
+
+/// The most fetch data held for unwritten responses at once.
+pub const FETCH_BUDGET_BYTES: usize = 64 * 1024 * 1024;
 
 impl Broker {
     pub fn new(
@@ -76,6 +83,7 @@ impl Broker {
             next_producer_id: AtomicI64::new(first_producer_id),
             first_producer_id,
             groups: Coordinator::new(GroupStore::new(&root)),
+            fetch_budget: Arc::new(Semaphore::new(FETCH_BUDGET_BYTES / 1024)),
         }
     }
 

@@ -187,8 +187,8 @@ fn topic_defaults<'a>(
         out.insert("retention.bytes".to_string(), n.to_string());
     }
     if let Some(v) = get("log.segment.bytes") {
-        // Kafka's floor: the size of the smallest record a segment must hold.
-        let n = int(Some(v), "log.segment.bytes", 0, 14)?;
+        // Kafka's floor for the broker-wide setting (a topic's segment.bytes has the same).
+        let n = int(Some(v), "log.segment.bytes", 0, 1024 * 1024)?;
         out.insert("segment.bytes".to_string(), n.to_string());
     }
     Ok(out)

@@ -1,8 +1,14 @@
 //! One client connection: frames are read one at a time and answered in order (Kafka also
 //! handles one request per connection at a time, so responses never overtake each other). On
 //! shutdown an idle connection closes at once and a busy one after its current request.
+//!
+//! A client that sends requests but does not read the answers holds one response (and its
+//! share of the fetch budget) in memory, no more: the next request is read only once that
+//! response is written. One that reads nothing of a response for [`WRITE_STALL`] has given up
+//! on it (a client times a request out well before) and is disconnected.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
@@ -14,6 +20,9 @@ use super::dispatch::{self, Outcome};
 
 /// Kafka's default `socket.request.max.bytes`: the largest request accepted.
 const MAX_REQUEST_BYTES: usize = 104_857_600;
+
+/// How long a response may wait for its client to read any of it.
+const WRITE_STALL: Duration = Duration::from_secs(60);
 
 /// Serves a connection until the client closes it, it breaks the protocol, or the server stops.
 pub async fn serve(broker: Arc<Broker>, stream: TcpStream, mut stopping: watch::Receiver<bool>) {
@@ -42,9 +51,18 @@ pub async fn serve(broker: Arc<Broker>, stream: TcpStream, mut stopping: watch::
             }
         };
         match dispatch::handle(&broker, frame, &host).await {
-            Outcome::Reply(bytes) => {
-                if write.write_all(&bytes).await.is_err() {
-                    return;
+            Outcome::Reply(bytes, held) => {
+                let written = write_or_stall(&mut write, &bytes).await;
+                drop(held);
+                match written {
+                    Ok(()) => {}
+                    Err(Some(why)) => {
+                        broker
+                            .log
+                            .warn(&format!("Closing the connection from {peer}: {why}"));
+                        return;
+                    }
+                    Err(None) => return,
                 }
             }
             Outcome::Silent => {}
@@ -59,6 +77,29 @@ pub async fn serve(broker: Arc<Broker>, stream: TcpStream, mut stopping: watch::
             return;
         }
     }
+}
+
+/// Writes `bytes` whole. `Err(None)`: the client went away; `Err(Some(why))`: it read nothing
+/// of the response for [`WRITE_STALL`].
+async fn write_or_stall(
+    write: &mut tokio::net::tcp::OwnedWriteHalf,
+    bytes: &[u8],
+) -> Result<(), Option<String>> {
+    let mut pos = 0;
+    while pos < bytes.len() {
+        match tokio::time::timeout(WRITE_STALL, write.write(&bytes[pos..])).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return Err(None),
+            Ok(Ok(n)) => pos += n,
+            Err(_) => {
+                return Err(Some(format!(
+                    "it read nothing of a {}-byte response for {} s",
+                    bytes.len(),
+                    WRITE_STALL.as_secs()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The next request frame without its size prefix; `None` at a clean end of stream.

@@ -13,14 +13,17 @@ use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message};
 
+use tokio::sync::OwnedSemaphorePermit;
+
 use super::broker::Broker;
 use super::{groups, handlers};
 
 /// What the connection does after a request.
 #[derive(Debug)]
 pub enum Outcome {
-    /// Send this frame (size prefix included).
-    Reply(BytesMut),
+    /// Send this frame (size prefix included), holding its share of the fetch budget (if any)
+    /// until it is written.
+    Reply(BytesMut, Option<OwnedSemaphorePermit>),
     /// Send nothing (a produce with acks=0).
     Silent,
     /// Close the connection, logging why.
@@ -107,7 +110,7 @@ pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes, peer_ip: &str) -> Ou
     };
     if api == ApiKey::ApiVersions && !version_served(api, version) {
         let correlation_id = (&frame[4..8]).get_i32();
-        return Outcome::Reply(unsupported_api_versions(correlation_id));
+        return Outcome::Reply(unsupported_api_versions(correlation_id), None);
     }
     if !version_served(api, version) {
         return Outcome::Close(format!(
@@ -130,6 +133,20 @@ pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes, peer_ip: &str) -> Ou
         host: format!("/{peer_ip}"),
     };
     let body_version = layout(api, version);
+    if api == ApiKey::Fetch {
+        // Its data holds a share of the fetch budget until the response is written.
+        let request = match FetchRequest::decode(&mut frame, body_version) {
+            Ok(r) => r,
+            Err(e) => return Outcome::Close(format!("bad {api:?} v{version} request: {e}")),
+        };
+        let (response, held) = CLIENT
+            .scope(client, handlers::fetch::handle(broker, version, request))
+            .await;
+        return match encode(&header, &response, body_version) {
+            Outcome::Reply(frame, _) => Outcome::Reply(frame, Some(held)),
+            other => other,
+        };
+    }
     macro_rules! route {
         ($($key:ident => $request:ty, $handler:path;)*) => {
             match api {
@@ -151,7 +168,6 @@ pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes, peer_ip: &str) -> Ou
         ApiVersions => ApiVersionsRequest, handlers::api_versions;
         Metadata => MetadataRequest, handlers::metadata::handle;
         Produce => ProduceRequest, handlers::produce::handle;
-        Fetch => FetchRequest, handlers::fetch::handle;
         ListOffsets => ListOffsetsRequest, handlers::offsets::handle;
         InitProducerId => InitProducerIdRequest, handlers::init_producer_id;
         CreateTopics => CreateTopicsRequest, handlers::topics::create;
@@ -196,7 +212,7 @@ fn encode<R: Encodable + HeaderVersion>(
     }
     let size = (buf.len() - 4) as i32;
     buf[..4].copy_from_slice(&size.to_be_bytes());
-    Outcome::Reply(buf)
+    Outcome::Reply(buf, None)
 }
 
 /// The ApiVersions response listing what is served.
@@ -222,7 +238,7 @@ fn unsupported_api_versions(correlation_id: i32) -> BytesMut {
         .with_request_api_version(0)
         .with_correlation_id(correlation_id);
     match encode(&header, &response, 0) {
-        Outcome::Reply(frame) => frame,
+        Outcome::Reply(frame, _) => frame,
         // The v0 layout of our own table always encodes.
         _ => BytesMut::new(),
     }

@@ -116,7 +116,8 @@ fn start_served() -> Result<Watchdog, String> {
         .spawn()
         .map_err(|e| format!("cannot run bash for kafka-server-start: {e}"))?;
     let stdin = child.stdin.take().ok_or("no stdin pipe")?;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    // Generous: a loaded machine may take its time to start a process.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let bootstrap = loop {
         let said = std::fs::read_to_string(&log).unwrap_or_default();
         if let Some(rest) = said.split("listening on PLAINTEXT://").nth(1) {

@@ -4,8 +4,11 @@
 
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use kafkit::local::LogDir;
@@ -65,6 +68,109 @@ impl DefaultSignals for std::process::Command {
             })
         }
     }
+}
+
+/// How long a test waits for something that must happen: a child's line, a file, a group's
+/// members, a record. Generous on purpose: on CI's loaded two-core machine an fsync can wait
+/// seconds behind writeback, and a test must never fail only because the machine was slow.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Polls `done` until it holds; panics naming `what` after [`PATIENCE`].
+pub fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !done() {
+        assert!(Instant::now() < deadline, "not within {PATIENCE:?}: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The lines of a child's stdout or stderr, read on a thread as they come, so that a test can
+/// wait for one (the child says it reached a state) and still see everything at the end.
+pub struct Lines {
+    rx: mpsc::Receiver<String>,
+}
+
+impl Lines {
+    pub fn read(stream: impl Read + Send + 'static) -> Lines {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stream).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Lines { rx }
+    }
+
+    /// The lines up to and including the first that contains `marker`; panics if the stream
+    /// ends first or [`PATIENCE`] passes.
+    pub fn until(&self, marker: &str) -> Vec<String> {
+        let deadline = Instant::now() + PATIENCE;
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(line) => {
+                    let found = line.contains(marker);
+                    seen.push(line);
+                    if found {
+                        return seen;
+                    }
+                }
+                Err(e) => panic!("no line with {marker:?} ({e}); before it: {seen:?}"),
+            }
+        }
+    }
+
+    /// Every line still to come, until the stream ends (the child exited and closed it); panics
+    /// if it is still open after [`PATIENCE`].
+    pub fn rest(&self) -> Vec<String> {
+        let deadline = Instant::now() + PATIENCE;
+        let mut rest = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(line) => rest.push(line),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return rest,
+                Err(mpsc::RecvTimeoutError::Timeout) => panic!("still open: {rest:?}"),
+            }
+        }
+    }
+}
+
+/// Whether process `pid` has a handler installed for signal `sig` (its `SigCgt` mask in
+/// `/proc`). A tool installs its SIGINT/SIGTERM/SIGHUP handler a moment after it starts; a
+/// test that signals it waits for this instead of sleeping, since before that the signal's
+/// default action would kill it without its final lines.
+pub fn catches(pid: u32, sig: i32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (sig - 1)) != 0)
+}
+
+/// Waits until `child` handles `sig` (see [`catches`]).
+pub fn wait_for_handler(child: &std::process::Child, sig: i32) {
+    wait_for(
+        &format!("process {} to handle signal {sig}", child.id()),
+        || catches(child.id(), sig),
+    );
+}
+
+/// The bytes written into a pipe that its reader has not taken yet (FIONREAD, which Linux
+/// answers on either end): 0 once a child has read everything the test wrote to its stdin.
+pub fn unread_bytes(pipe: &impl std::os::fd::AsRawFd) -> usize {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one c_int through the pointer, which is valid for that.
+    let rc = unsafe { libc::ioctl(pipe.as_raw_fd(), libc::FIONREAD, &mut n) };
+    assert_eq!(rc, 0, "FIONREAD: {}", std::io::Error::last_os_error());
+    usize::try_from(n).unwrap_or(0)
 }
 
 /// Sends `sig` (`-INT`, `-STOP`, ...) to `child` with kill(1), which must succeed. A child

@@ -60,7 +60,8 @@ impl Server {
                 }
             }
         });
-        let deadline = Instant::now() + Duration::from_secs(20);
+        // Generous: a loaded machine may take its time to start a process.
+        let deadline = Instant::now() + Duration::from_secs(60);
         let bound = loop {
             if let Ok(address) = port.recv_timeout(Duration::from_millis(50)) {
                 break address;

@@ -92,10 +92,10 @@ fn group_and_broker_configs_match_kafkas_tool() {
 }
 
 /// A broker applies a dynamic config change through its metadata log, a moment after it
-/// answers: waits (up to 15 s) until its default configs, as our tool describes them, pass
+/// answers: waits (up to 60 s) until its default configs, as our tool describes them, pass
 /// `shown`, so that both tools then describe the same state.
 fn wait_for_broker_defaults(shown: impl Fn(&str) -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !shown(&broker::ok(
         TOOL,
         &["--describe", "--broker-defaults"],

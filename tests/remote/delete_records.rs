@@ -32,11 +32,11 @@ fn create_filled(topic: &str) {
     }
     let args = ["--topic", topic, "--input", "json"];
     broker::ok("kafka-console-producer", &args, Some(records.as_bytes()));
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     while broker::ok("kafka-get-offsets", &["--topic", topic], None) != latest(topic) {
         assert!(
             Instant::now() < deadline,
-            "{topic} was not fully listed within 20 s"
+            "{topic} was not fully listed within 60 s"
         );
         std::thread::sleep(Duration::from_millis(100));
     }

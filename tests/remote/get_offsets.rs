@@ -44,7 +44,7 @@ fn setup() -> String {
     // until every partition is listed, so that both tools see the same topics.
     let partitions: usize = offsets::TOPICS.iter().map(|(_, n)| *n as usize).sum();
     let pattern = format!("{prefix}-.*");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while broker::ok(TOOL, &["--topic", &pattern, "--time", "latest"], None)
         .lines()
         .count()
@@ -52,7 +52,7 @@ fn setup() -> String {
     {
         assert!(
             std::time::Instant::now() < deadline,
-            "the topics of {prefix} did not all appear in the broker's metadata within 20 s"
+            "the topics of {prefix} did not all appear in the broker's metadata within 60 s"
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }

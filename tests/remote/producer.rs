@@ -219,7 +219,9 @@ fn missing_topic_fails_at_once_with_one_line() {
         err.contains(&format!("Topic '{topic}' does not exist")),
         "{err}"
     );
-    assert!(start.elapsed().as_secs() < 15, "took {:?}", start.elapsed());
+    // At once (after the console's 1.5 s request timeout at most), not after Kafka's 60 s
+    // max.block.ms: half of that leaves a loaded machine plenty.
+    assert!(start.elapsed().as_secs() < 30, "took {:?}", start.elapsed());
     // Without input nothing is sent, so nothing fails.
     let out = produce(&topic, &[], "");
     assert!(out.status.success(), "{}", text(&out.stderr));

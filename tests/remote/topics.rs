@@ -29,13 +29,13 @@ fn java_ok(args: &[&str]) -> String {
     broker::java_ok(TOPIC_COMMAND, args)
 }
 
-/// Runs our tool until its stdout satisfies `done` (at most 20 s); returns the last stdout.
+/// Runs our tool until its stdout satisfies `done` (at most 60 s); returns the last stdout.
 /// CreateTopics and DeleteTopics answer once the controller has committed the change, and the
 /// broker's metadata cache follows shortly after: Kafka's own tests wait the same way. Until
 /// then `--describe --topic` of a new topic fails (it does not exist yet), so a failure is
 /// waited out too, and is an error only once the time is up.
 fn ours_eventually(args: &[&str], done: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let out = ours(args);
         let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
@@ -190,7 +190,7 @@ fn existing_and_missing_topics_fail_as_java_does() {
 
     // kafkit's --repair is for the embedded log; a cluster refuses it with the reason (once
     // the new topic is in the broker's metadata, so that it is not refused as missing).
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     let err = loop {
         let err = our_error(&ours(&["--repair", "--topic", &topic]));
         if !err.contains("does not exist") || Instant::now() > deadline {
@@ -538,7 +538,7 @@ fn altering_topic_configs_is_the_same_on_both_backends() {
         let mut outcomes = Vec::new();
         for request in std::iter::once(&changes).chain(&refused) {
             // The broker may not know a just-created topic for a moment.
-            let deadline = Instant::now() + Duration::from_secs(20);
+            let deadline = Instant::now() + Duration::from_secs(60);
             let outcome = loop {
                 let (_, outcome) = client
                     .alter_topic_configs(std::slice::from_ref(request))
@@ -555,7 +555,7 @@ fn altering_topic_configs_is_the_same_on_both_backends() {
             outcomes.push(outcome.map_err(|e| e.kind()));
         }
         // The broker applies a change through its controller: its describe follows shortly.
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(60);
         let shown = loop {
             let shown = retention_configs(&mut client, &topic);
             if seen.first().is_none_or(|(_, first)| *first == shown) || Instant::now() > deadline {

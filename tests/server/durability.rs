@@ -2,7 +2,7 @@
 //! its data is fdatasync'ed.
 
 use crate::common::server::Server;
-use crate::common::{Kafkit, sorted};
+use crate::common::{Kafkit, sorted, wait_for};
 
 #[test]
 fn kill_9_after_acknowledged_produce_loses_nothing() {
@@ -69,8 +69,11 @@ fn batches_sent_again_after_a_kill_are_written_once() {
     for n in 3..8 {
         send_alone(&mut producer, &format!("record {n}"));
     }
-    // The server writes them in well under this; their answers are lost.
-    std::thread::sleep(std::time::Duration::from_secs(1));
+    // Killed once the server wrote them (their answers are lost): 8 records in the log.
+    let end = || k.ok("kafka-get-offsets", &["--topic", "again"], None);
+    wait_for("the 5 unanswered batches written", || {
+        end() == "again:0:8\n"
+    });
     server.child.kill().unwrap();
     server.child.wait().unwrap();
     proxy.drop_answers(false);

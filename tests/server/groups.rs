@@ -387,7 +387,7 @@ fn a_group_with_log_dir_members_is_refused_by_the_server() {
         text(&out.stderr)
     );
     wait_until(
-        Duration::from_secs(10),
+        Duration::from_secs(60),
         || {
             server
                 .stderr()
@@ -448,10 +448,9 @@ fn find_coordinator_refuses_transactions_with_a_clear_error() {
     let k = Kafkit::new();
     let server = Server::start(k.log_dir(), &[]);
     k.produce("tx", &[], b"a\n");
-    let started = std::time::Instant::now();
     let out = std::process::Command::new("timeout")
         .args([
-            "30",
+            "60",
             "kcat",
             "-P",
             "-b",
@@ -463,12 +462,8 @@ fn find_coordinator_refuses_transactions_with_a_clear_error() {
         ])
         .output()
         .unwrap();
-    // Refused, not hung until the outer timeout.
-    assert!(
-        started.elapsed() < Duration::from_secs(20),
-        "{}",
-        text(&out.stderr)
-    );
+    // Refused, not hung until the outer timeout (which would exit 124).
+    assert_ne!(out.status.code(), Some(124), "{}", text(&out.stderr));
     assert!(!out.status.success());
     assert!(
         server.stderr().contains("transactions are not served"),

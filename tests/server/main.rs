@@ -6,7 +6,8 @@
 //! - `clients`: kcat and the Java tools produce and consume; one log, two ways in.
 //! - `durability`: kill -9 loses nothing that was acknowledged.
 //! - `hostile`: malformed and hostile requests close their own connection only.
-//! - `malformed`: malformed record batches are refused, and nothing of them is stored.
+//! - `raw_requests`: requests made by hand: malformed batches refused and nothing stored,
+//!   Kafka's limits, unknown partitions' commits, clients that never read their answers.
 //! - `languages`: kafka-python, kafkajs and franz-go.
 //! - `same_answers`: our tools print the same through the server as on its directory.
 //! - `groups`: consumer groups over the network, offsets shared with the directory.
@@ -23,6 +24,6 @@ mod groups;
 mod hostile;
 mod languages;
 mod lifecycle;
-mod malformed;
 mod perf;
+mod raw_requests;
 mod same_answers;

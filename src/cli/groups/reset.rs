@@ -455,7 +455,7 @@ impl Planner<'_, '_, '_> {
 
     fn file_plans(&mut self, path: &str) -> Result<&Plans, CliError> {
         if self.file.is_none() {
-            let text = std::fs::read(path)
+            let text = crate::files::read_limited(path.as_ref(), crate::files::CONFIG_FILE_LIMIT)
                 .map_err(|e| failed(format!("cannot read reset plan file {path}: {e}")))?;
             let single = match self.o.groups.as_slice() {
                 [one] => Some(one.as_str()),

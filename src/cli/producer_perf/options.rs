@@ -262,6 +262,9 @@ fn producer_properties(m: &ArgMatches) -> Result<Properties, CliError> {
     Ok(props)
 }
 
+/// The most `--payload-file` may hold: it is read whole, as Kafka reads it.
+const PAYLOAD_FILE_LIMIT: u64 = 256 * 1024 * 1024;
+
 /// `--payload-file`: the file's text split by the delimiter (a regular expression, as Java's
 /// `Scanner` takes it; empty pieces skipped as the scanner skips them). Kafka's two lines
 /// about it are printed.
@@ -275,8 +278,13 @@ fn read_payload_file(path: &str, delimiter: Option<&String>) -> Result<Vec<Vec<u
     };
     let pattern = regex::Regex::new(delimiter)
         .map_err(|e| CliError::Usage(format!("--payload-delimiter {delimiter:?}: {e}")))?;
-    let text = match std::fs::read(path) {
+    let text = match crate::files::read_limited(path, PAYLOAD_FILE_LIMIT) {
         Ok(bytes) if !bytes.is_empty() => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e @ crate::files::ReadError::TooLarge { .. }) => {
+            return Err(
+                anyhow::anyhow!("cannot read --payload-file {}: {e}", path.display()).into(),
+            );
+        }
         _ => {
             return Err(anyhow::anyhow!("File does not exist or empty file provided.").into());
         }

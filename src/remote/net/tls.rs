@@ -208,7 +208,7 @@ fn client_identity(
 
 /// Reads a store file; a missing or unreadable one is a configuration error naming the path.
 fn read_store(path: &Path, property: &str) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| {
+    crate::files::read_limited(path, crate::files::CONFIG_FILE_LIMIT).map_err(|e| {
         RemoteError::Security(format!("cannot read {property} {}: {e}", path.display()))
     })
 }

@@ -73,7 +73,12 @@ pub async fn heartbeat(
             "GroupId can't be empty.".into(),
         ));
     }
-    if request.subscribed_topic_regex.is_some() {
+    // An empty regex is none, as in Kafka (librdkafka sends "" with every heartbeat).
+    if request
+        .subscribed_topic_regex
+        .as_ref()
+        .is_some_and(|re| !re.is_empty())
+    {
         return fail((
             ResponseError::InvalidRequest.code(),
             "kafka-server-start does not serve regular expression subscriptions; subscribe to topic names".into(),

@@ -8,7 +8,7 @@
 //! reset, refused while the group has members on either side, as Kafka refuses it for a
 //! non-empty group (UNKNOWN_MEMBER_ID).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -81,16 +81,19 @@ pub async fn commit(
             }
         }
     };
-    let positions: BTreeMap<TopicPartition, i64> = request
+    let asked: Vec<(String, i32, i64)> = request
         .topics
         .iter()
         .flat_map(|t| {
-            t.partitions.iter().filter_map(|p| {
-                let index = u32::try_from(p.partition_index).ok()?;
-                Some(((t.name.0.to_string(), index), p.committed_offset))
-            })
+            t.partitions
+                .iter()
+                .map(|p| (t.name.0.to_string(), p.partition_index, p.committed_offset))
         })
         .collect();
+    // As Kafka: a partition of no topic is refused on its own, whatever the group says, and
+    // never committed (a topic created later would start past records nobody read).
+    let b = Arc::clone(broker);
+    let (positions, unknown) = blocking(move || known_partitions(&b, asked)).await;
     if code == 0 && name.is_empty() {
         code = ResponseError::InvalidGroupId.code();
     }
@@ -111,9 +114,14 @@ pub async fn commit(
                 .partitions
                 .iter()
                 .map(|p| {
+                    let unknown = unknown.contains(&(t.name.0.to_string(), p.partition_index));
                     OffsetCommitResponsePartition::default()
                         .with_partition_index(p.partition_index)
-                        .with_error_code(code)
+                        .with_error_code(if unknown {
+                            ResponseError::UnknownTopicOrPartition.code()
+                        } else {
+                            code
+                        })
                 })
                 .collect();
             OffsetCommitResponseTopic::default()
@@ -122,6 +130,33 @@ pub async fn commit(
         })
         .collect();
     Some(OffsetCommitResponse::default().with_topics(topics))
+}
+
+/// The asked positions of partitions that exist, and the (topic, index) pairs that do not.
+fn known_partitions(
+    broker: &Broker,
+    asked: Vec<(String, i32, i64)>,
+) -> (BTreeMap<TopicPartition, i64>, HashSet<(String, i32)>) {
+    let mut partitions: HashMap<String, Option<u32>> = HashMap::new();
+    let mut known = BTreeMap::new();
+    let mut unknown = HashSet::new();
+    for (topic, index, offset) in asked {
+        let count = *partitions
+            .entry(topic.clone())
+            .or_insert_with(|| broker.topic(&topic).ok().flatten().map(|m| m.partitions));
+        match u32::try_from(index)
+            .ok()
+            .filter(|&p| count.is_some_and(|n| p < n))
+        {
+            Some(p) => {
+                known.insert((topic, p), offset);
+            }
+            None => {
+                unknown.insert((topic, index));
+            }
+        }
+    }
+    (known, unknown)
 }
 
 /// Writes the offsets; the error code for every partition.

@@ -4,6 +4,9 @@
 //! `max_wait_ms` for `min_bytes` to be there: an append by this server wakes the wait at once;
 //! appends by other processes on the same log directory are seen within 50 ms.
 //!
+//! The data of every response holds its share of the broker's fetch budget until written, so a
+//! client that never reads its answers cannot make the server's memory grow (issue 24, item 2).
+//!
 //! Fetch sessions (KIP-227) are not kept: every response carries session id 0, which tells the
 //! client to send full requests.
 
@@ -14,10 +17,11 @@ use bytes::Bytes;
 use kafka_protocol::ResponseError;
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use kafka_protocol::messages::{FetchRequest, FetchResponse, TopicName};
+use tokio::sync::OwnedSemaphorePermit;
 
 use super::{Refusal, blocking, error_code, partition_of, served_topic, str_bytes};
 use crate::client::ClientError;
-use crate::server::broker::{Broker, ServedPartition};
+use crate::server::broker::{Broker, FETCH_BUDGET_BYTES, ServedPartition};
 
 /// How often a waiting fetch looks for data written by other processes.
 const POLL: Duration = Duration::from_millis(50);
@@ -25,7 +29,14 @@ const POLL: Duration = Duration::from_millis(50);
 /// One partition to read: index, fetch offset, byte limit.
 type Wanted = (i32, i64, i32);
 
-pub async fn handle(broker: &Arc<Broker>, _: i16, request: FetchRequest) -> Option<FetchResponse> {
+/// Answers a fetch, with the share of the broker's fetch budget its data holds: the caller
+/// keeps it until the response is written. A read first takes its limit from the budget
+/// (waiting while other responses hold it), then gives back what it did not use.
+pub async fn handle(
+    broker: &Arc<Broker>,
+    _: i16,
+    request: FetchRequest,
+) -> (FetchResponse, OwnedSemaphorePermit) {
     let deadline = Instant::now() + Duration::from_millis(request.max_wait_ms.max(0) as u64);
     let wanted: Arc<Vec<(String, Vec<Wanted>)>> = Arc::new(
         request
@@ -41,24 +52,39 @@ pub async fn handle(broker: &Arc<Broker>, _: i16, request: FetchRequest) -> Opti
             })
             .collect(),
     );
-    let max_bytes = request.max_bytes.max(0) as usize;
+    // One response may take a quarter of the budget, so that a few clients are served at once.
+    let max_bytes = (request.max_bytes.max(0) as usize).min(FETCH_BUDGET_BYTES / 4);
     let min_bytes = request.min_bytes.max(0) as usize;
     let mut appended = broker.appended();
     loop {
         appended.borrow_and_update();
+        let mut held = Arc::clone(&broker.fetch_budget)
+            .acquire_many_owned(kib(max_bytes))
+            .await
+            .expect("the fetch budget is never closed");
         let (b, w) = (Arc::clone(broker), Arc::clone(&wanted));
         let (topics, bytes, errors) = blocking(move || read_all(&b, &w, max_bytes)).await;
         let now = Instant::now();
         // min_bytes 0 answers at once, as in Kafka.
         if bytes >= min_bytes || errors || now >= deadline {
-            return Some(FetchResponse::default().with_responses(topics));
+            // The first batch may exceed the limit (see `read_all`): then the whole limit
+            // stays held.
+            let unused = held.num_permits().saturating_sub(kib(bytes) as usize);
+            drop(held.split(unused));
+            return (FetchResponse::default().with_responses(topics), held);
         }
+        drop(held);
         let wait = POLL.min(deadline - now);
         tokio::select! {
             _ = appended.changed() => {}
             _ = tokio::time::sleep(wait) => {}
         }
     }
+}
+
+/// `bytes` in the budget's KiB, rounded up (at least one, so that every read holds a share).
+fn kib(bytes: usize) -> u32 {
+    u32::try_from(bytes.div_ceil(1024).max(1)).unwrap_or(u32::MAX)
 }
 
 /// Reads every partition asked for; returns the topics, the bytes read and whether any
@@ -78,10 +104,11 @@ fn read_all(
             let partitions = parts
                 .iter()
                 .map(|&(index, offset, limit)| {
-                    // The first data of the response may exceed the total limit (as in Kafka);
-                    // after that a partition gets what is left.
+                    // The first data of the response may exceed the total limit and the
+                    // partition's, even a limit of 0, so that a consumer always makes progress
+                    // (as in Kafka); after that a partition gets what is left.
                     let room = if total == 0 {
-                        limit.max(0) as usize
+                        (limit.max(0) as usize).max(1)
                     } else {
                         (limit.max(0) as usize).min(max_bytes.saturating_sub(total))
                     };

@@ -30,6 +30,15 @@ pub async fn handle(
         return Some(refuse_all(
             &request,
             ResponseError::TransactionalIdAuthorizationFailed,
+            "transactions are not served by kafka-server-start",
+        ));
+    }
+    if ![-1, 0, 1].contains(&request.acks) {
+        // Kafka answers every partition so, even for acks it will not answer otherwise.
+        return Some(refuse_all(
+            &request,
+            ResponseError::InvalidRequiredAcks,
+            "acks must be -1 (all), 0 or 1",
         ));
     }
     let acks = request.acks;
@@ -213,7 +222,8 @@ fn check_records(
     Ok(())
 }
 
-fn refuse_all(request: &ProduceRequest, code: ResponseError) -> ProduceResponse {
+/// The same refusal for every partition of the request.
+fn refuse_all(request: &ProduceRequest, code: ResponseError, why: &str) -> ProduceResponse {
     let responses = request
         .topic_data
         .iter()
@@ -223,15 +233,7 @@ fn refuse_all(request: &ProduceRequest, code: ResponseError) -> ProduceResponse 
                 .with_partition_responses(
                     t.partition_data
                         .iter()
-                        .map(|p| {
-                            partition_response(
-                                p.index,
-                                Err((
-                                    code,
-                                    "transactions are not served by kafka-server-start".to_string(),
-                                )),
-                            )
-                        })
+                        .map(|p| partition_response(p.index, Err((code, why.to_string()))))
                         .collect(),
                 )
         })
