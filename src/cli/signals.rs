@@ -1,7 +1,7 @@
 //! SIGINT (Ctrl-C), SIGTERM and SIGHUP: set a flag the tools poll, so they can flush, commit
 //! and print their final lines before exiting as Kafka's tools do for that signal: 128 plus
 //! its number (130, 143, 129). A second signal exits with that status at once, unless it comes
-//! within [`REPEAT_WINDOW`] of the first: `timeout` signals its child and then its process
+//! within `REPEAT_WINDOW` (500 ms) of the first: `timeout` signals its child and then its process
 //! group, so a tool it runs gets the one request twice, and must still exit in order (Java's
 //! tools ignore repeats while their shutdown hook runs).
 
