@@ -6,6 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use crate::client::configs::{ConfigSource, ConfigSynonym, DescribedConfig};
+
 /// Kafka's default `message.max.bytes`: the largest record batch a produce may carry.
 const DEFAULT_MESSAGE_MAX_BYTES: i32 = 1_048_588;
 /// The listener when none is configured.
@@ -49,6 +51,29 @@ pub struct ServerConfig {
     pub consumer_heartbeat_interval_ms: i32,
     /// `group.consumer.session.timeout.ms`: how long such a member may stay silent.
     pub consumer_session_timeout_ms: i32,
+    /// The properties of [`READ_KEYS`] as given (file and `--override`), for DescribeConfigs.
+    pub given: BTreeMap<String, String>,
+}
+
+/// What the server takes for each of [`READ_KEYS`] when it is not given (`None`: nothing),
+/// as DescribeConfigs reports it (source DEFAULT_CONFIG).
+fn default_of(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "listeners" => DEFAULT_LISTENER,
+        "listener.security.protocol.map" => {
+            "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
+        }
+        "node.id" | "broker.id" => "0",
+        "num.partitions" => "1",
+        "auto.create.topics.enable" => "true",
+        "message.max.bytes" => "1048588",
+        "log.retention.hours" => "168",
+        "log.retention.bytes" => "-1",
+        "log.segment.bytes" => "1073741824",
+        "group.consumer.heartbeat.interval.ms" => "5000",
+        "group.consumer.session.timeout.ms" => "45000",
+        _ => return None,
+    })
 }
 
 /// Every broker property the server reads (the others are accepted and ignored, as a Kafka
@@ -151,7 +176,53 @@ impl ServerConfig {
             topic_defaults: topic_defaults(&get)?,
             consumer_heartbeat_interval_ms,
             consumer_session_timeout_ms,
+            given: READ_KEYS
+                .iter()
+                .filter_map(|&k| get(k).map(|v| (k.to_string(), v.to_string())))
+                .collect(),
         })
+    }
+
+    /// The broker's own configs as DescribeConfigs reports them for its id: every key the
+    /// server reads, given (STATIC_BROKER_CONFIG) or not (DEFAULT_CONFIG), with its synonyms.
+    pub fn static_configs(&self) -> Vec<DescribedConfig> {
+        READ_KEYS
+            .iter()
+            .map(|&key| {
+                let default = default_of(key).map(|d| ConfigSynonym {
+                    name: key.to_string(),
+                    value: Some(d.to_string()),
+                    source: ConfigSource::DefaultConfig,
+                });
+                // broker.id and node.id are one setting in KRaft: either names both.
+                let alias = match key {
+                    "broker.id" => Some("node.id"),
+                    "node.id" => Some("broker.id"),
+                    _ => None,
+                };
+                let given = self.given.get(key);
+                let given = given.or_else(|| alias.and_then(|a| self.given.get(a)));
+                let given = given.map(|v| ConfigSynonym {
+                    name: key.to_string(),
+                    value: Some(v.clone()),
+                    source: ConfigSource::StaticBrokerConfig,
+                });
+                let synonyms: Vec<ConfigSynonym> = given.into_iter().chain(default).collect();
+                let (value, source) = synonyms
+                    .first()
+                    .map_or((None, ConfigSource::DefaultConfig), |s| {
+                        (s.value.clone(), s.source)
+                    });
+                DescribedConfig {
+                    name: key.to_string(),
+                    value,
+                    source,
+                    sensitive: false,
+                    read_only: true,
+                    synonyms,
+                }
+            })
+            .collect()
     }
 
     /// `group.consumer.session.timeout.ms` as a duration.

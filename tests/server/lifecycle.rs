@@ -241,3 +241,41 @@ fn an_override_it_does_not_read_is_warned_about() {
         server.stderr()
     );
 }
+
+/// DescribeConfigs of the broker lists every property the server reads, with where its value
+/// comes from, as Kafka lists its own (issue 24, item 10: it listed nothing).
+#[test]
+fn the_brokers_own_configs_are_described_with_their_sources() {
+    let k = Kafkit::new();
+    let server = Server::start(k.log_dir(), &["log.segment.bytes=2000000"]);
+    let out = k.ok(
+        "kafka-configs",
+        &[
+            "--bootstrap-server",
+            &server.bootstrap,
+            "--describe",
+            "--entity-type",
+            "brokers",
+            "--entity-name",
+            "0",
+            "--all",
+        ],
+        None,
+    );
+    let line = |key: &str| {
+        out.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{key}=")))
+            .unwrap_or_else(|| panic!("no {key}: {out}"))
+            .trim()
+            .to_string()
+    };
+    assert_eq!(
+        line("log.segment.bytes"),
+        "log.segment.bytes=2000000 sensitive=false synonyms={STATIC_BROKER_CONFIG:log.segment.bytes=2000000, DEFAULT_CONFIG:log.segment.bytes=1073741824}"
+    );
+    assert_eq!(
+        line("num.partitions"),
+        "num.partitions=1 sensitive=false synonyms={DEFAULT_CONFIG:num.partitions=1}"
+    );
+    assert!(line("listeners").contains("STATIC_BROKER_CONFIG:listeners=PLAINTEXT://127.0.0.1:"));
+}

@@ -56,7 +56,7 @@ pub async fn describe(
                     .with_resource_type(r.resource_type)
                     .with_resource_name(r.resource_name.clone());
                 let described = resource(&b, r.resource_type, &r.resource_name)
-                    .and_then(|res| local_configs::describe(&b.dir, &res));
+                    .and_then(|res| described(&b, &res));
                 match described {
                     Ok(configs) => {
                         let keys = r.configuration_keys.as_ref();
@@ -76,6 +76,27 @@ pub async fn describe(
     })
     .await;
     Some(DescribeConfigsResponse::default().with_results(results))
+}
+
+/// A resource's configs: the log directory's (dynamic ones), and for this broker its own
+/// properties under them, sorted by name.
+fn described(
+    broker: &Broker,
+    resource: &ConfigResource,
+) -> Result<Vec<DescribedConfig>, ClientError> {
+    let mut configs = local_configs::describe(&broker.dir, resource)?;
+    if *resource == ConfigResource::Broker(LOCAL_NODE_ID) {
+        let dynamic: Vec<String> = configs.iter().map(|c| c.name.clone()).collect();
+        configs.extend(
+            broker
+                .config
+                .static_configs()
+                .into_iter()
+                .filter(|c| !dynamic.contains(&c.name)),
+        );
+        configs.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+    Ok(configs)
 }
 
 fn described_entry(c: DescribedConfig, synonyms: bool) -> DescribeConfigsResourceResult {
