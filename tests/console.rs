@@ -1219,3 +1219,50 @@ fn a_consumer_creates_its_missing_topic_as_java_does() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("Topic 'refused' does not exist"));
     assert_eq!(k.ok(T, &["--list"], None), "fresh\n");
 }
+
+/// A damaged batch in an older segment (issue 24, item 7): the records before it are printed,
+/// then the consumer fails naming the file, the byte and `--repair`; `--max-messages` within
+/// the good records is served whole (it printed nothing before).
+#[test]
+fn damage_in_an_older_segment_serves_the_records_before_it() {
+    let k = Kafkit::new();
+    k.ok(
+        "kafka-topics",
+        &[
+            "--create",
+            "--topic",
+            "d",
+            "--config",
+            "segment.bytes=1048576",
+        ],
+        None,
+    );
+    let line = "x".repeat(999);
+    let input: String = (0..1000).map(|_| format!("{line}\n")).collect();
+    for _ in 0..3 {
+        k.produce("d", &[], input.as_bytes());
+    }
+    let first = k.log_dir().join("d-0/00000000000000000000.log");
+    assert!(k.log_dir().join("d-0/00000000000000001000.log").exists());
+    let mut bytes = std::fs::read(&first).unwrap();
+    bytes[600_000] ^= 0xff;
+    std::fs::write(&first, bytes).unwrap();
+
+    let three = k.ok(
+        "kafka-console-consumer",
+        &["--topic", "d", "--from-beginning", "--max-messages", "3"],
+        None,
+    );
+    assert_eq!(three.lines().count(), 3);
+    let out = k.run(
+        "kafka-console-consumer",
+        &["--topic", "d", "--from-beginning", "--timeout-ms", "60000"],
+        None,
+    );
+    let printed = String::from_utf8_lossy(&out.stdout).lines().count();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(printed > 500 && printed < 1000, "printed {printed}: {err}");
+    assert!(err.contains("00000000000000000000.log at byte"), "{err}");
+    assert!(err.contains("kafka-topics --repair --topic d"), "{err}");
+}

@@ -181,7 +181,27 @@ impl PartitionLog {
     }
 
     /// [`PartitionLog::read`] into `out` (cleared first), reusing its allocation.
+    ///
+    /// Damage (a bad batch, a missing segment) after some whole batches were read ends the read
+    /// with those batches: the records before the damage are served, and the next read, which
+    /// starts at the damage, fails there naming the file and position. Kafka serves a damaged
+    /// log the same way, its clients' CRC checks then naming the bad offset.
     pub fn read_into(
+        &self,
+        snapshot: &Snapshot,
+        offset: i64,
+        max_bytes: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        match self.read_batches_into(snapshot, offset, max_bytes, out) {
+            Err(LocalError::Corrupt { .. }) if !out.is_empty() => Ok(()),
+            read => read,
+        }
+    }
+
+    /// [`PartitionLog::read_into`] up to the first damage, which fails the whole read. `out`
+    /// holds only whole, checked batches at any point.
+    fn read_batches_into(
         &self,
         snapshot: &Snapshot,
         offset: i64,

@@ -21,6 +21,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use super::{Refusal, blocking, error_code, partition_of, served_topic, str_bytes};
 use crate::client::ClientError;
+use crate::local::LocalError;
 use crate::server::broker::{Broker, FETCH_BUDGET_BYTES, ServedPartition};
 
 /// How often a waiting fetch looks for data written by other processes.
@@ -165,13 +166,21 @@ fn read_partition(
             .with_log_start_offset(snapshot.log_start_offset)
             .with_records(Some(Bytes::from(records))),
         Err(e) => {
+            // Damage in the log: CORRUPT_MESSAGE, which clients report and stop on (Java's
+            // consumer raises it), where KAFKA_STORAGE_ERROR would have them retry forever.
+            // The batches before the damage were served by the fetches before this one.
+            let damaged = matches!(e, LocalError::Corrupt { .. });
             let e = ClientError::from(e);
             if e.kind() != Some(ResponseError::OffsetOutOfRange) {
                 broker
                     .log
                     .error(&format!("Fetch from {topic}-{index} failed: {e}"));
             }
-            failed(error_code(&e))
+            if damaged {
+                failed(ResponseError::CorruptMessage.code())
+            } else {
+                failed(error_code(&e))
+            }
         }
     }
 }
