@@ -682,3 +682,46 @@ fn a_topic_created_again_is_not_read_from_the_deleted_ones_offsets() {
     k.produce("orders", &[], b"new1\nnew2\nnew3\nnew4\n");
     assert_eq!(k.ok(C, &read, None), "new1\nnew2\nnew3\nnew4\n");
 }
+
+/// A group consumer whose reader stopped reading sits on a full pipe: Ctrl-C still ends it in
+/// order (it used to wait inside write(2) until the reader read again). It waits its 10 s for
+/// the reader, prints its count, and commits nothing, since the reader took nothing.
+#[test]
+fn ctrl_c_reaches_a_consumer_whose_pipe_is_full() {
+    let k = Kafkit::new();
+    let input: String = (0..300_000).map(|i| format!("r{i:06}\n")).collect();
+    k.produce("full", &[], input.as_bytes());
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin(C))
+        .default_signals()
+        .args(["--topic", "full", "--group", "G", "--from-beginning"])
+        .env("KAFKIT_LOG_DIR", k.log_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    // 2.4 MB of output: the pipe fills, and the consumer waits for room: its next write could
+    // only wait in the kernel. (The consumer grows the pipe to 1 MiB before it writes, unless
+    // the user's pipe pages are spent by other tests: its size is read once it holds output.)
+    wait_for("the consumer's pipe to fill", || {
+        let unread = unread_bytes(&stdout);
+        unread > 0 && unread + 4096 >= rustix::pipe::fcntl_getpipe_size(&stdout).unwrap()
+    });
+    common::wait_for_handler(&child, libc::SIGINT);
+    signal(&child, "-INT");
+    let mut status = None;
+    wait_for("the consumer to exit after Ctrl-C", || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    });
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.unwrap().code(), Some(130), "{err}");
+    assert!(err.starts_with("Processed a total of "), "{err}");
+    assert!(
+        committed(&k, "G").iter().all(|(_, _, o)| *o == 0),
+        "{:?}",
+        committed(&k, "G")
+    );
+    drop(stdout);
+}

@@ -57,6 +57,8 @@ const OUTPUT_CAPACITY: usize = 1024 * 1024 + 4096;
 /// The stdout pipe's size when it can be grown: about a round's output (Linux's default
 /// `/proc/sys/fs/pipe-max-size`, so an unprivileged user may set it).
 const PIPE_BYTES: usize = 1024 * 1024;
+/// How long a write into a full pipe waits before it looks at Ctrl-C again.
+const WRITE_POLL: Duration = Duration::from_millis(100);
 /// How long a group member that is done waits for its pipe's reader to take what is left
 /// (see `Printer::wait_for_reader`), and how often it looks.
 const READER_WAIT: Duration = Duration::from_secs(10);
@@ -354,6 +356,8 @@ struct Printer {
     out: Vec<u8>,
     /// Standard output without Rust's buffer, so that what `write(2)` accepted is known.
     stdout: File,
+    /// Its capacity when it is a pipe: writes never take more than its room (see `write_out`).
+    pipe_size: Option<usize>,
     last_record: Instant,
 }
 
@@ -368,8 +372,10 @@ impl Printer {
             .map_err(|e| anyhow!("cannot use standard out: {e}"))?;
         // A round's output then fits the pipe in one write (see `pipe`), and what the pipe
         // holds is committed only once its reader has taken it.
-        pipe::grow(&stdout, PIPE_BYTES);
-        if commits && pipe::is_pipe(&stdout) {
+        let is_pipe = pipe::is_pipe(&stdout);
+        let pipe_size = pipe::grow(&stdout, PIPE_BYTES)
+            .or_else(|| is_pipe.then(|| pipe::size(&stdout)).flatten());
+        if commits && is_pipe {
             let pipe = stdout
                 .try_clone()
                 .map_err(|e| anyhow!("cannot use standard out: {e}"))?;
@@ -383,6 +389,7 @@ impl Printer {
             commit_failing: false,
             out: Vec::with_capacity(OUTPUT_CAPACITY),
             stdout,
+            pipe_size,
             last_record: Instant::now(),
         })
     }
@@ -409,7 +416,7 @@ impl Printer {
             };
             if polled.is_err() {
                 // Records formatted before the failure were read: print them before stopping.
-                let _ = self.write_out();
+                let _ = self.write_out(interrupt);
             }
             let Some(round) = self.unless_disconnected(polled)? else {
                 continue;
@@ -431,7 +438,11 @@ impl Printer {
                     d.finish();
                 }
             }
-            if let Err(e) = self.write_out() {
+            if let Err(e) = self.write_out(interrupt) {
+                // Ctrl-C while the reader took nothing: an orderly exit, not a failed write.
+                if interrupt.is_set() {
+                    return Err(interrupt.error());
+                }
                 eprintln!("Unable to write to standard out, closing consumer.");
                 // A reader that closed the pipe (`| head`) ends the consumer normally, as
                 // Kafka's does; any other failure (a full disk) is an error.
@@ -542,13 +553,27 @@ impl Printer {
     /// Writes the formatted output to stdout, then tells the engine how much of it `write(2)`
     /// accepted: only the records within it count as delivered (committed, counted), so a
     /// failed or closed stdout never has records committed that it did not take.
-    fn write_out(&mut self) -> std::io::Result<()> {
+    ///
+    /// Into a pipe, each write takes at most the pipe's room ([`pipe::room`]), so that a
+    /// reader that stopped reading never holds the consumer inside write(2): Ctrl-C stops the
+    /// writing (an `Interrupted` error) and the consumer exits in order.
+    fn write_out(&mut self, interrupt: &Interrupt) -> std::io::Result<()> {
         let mut accepted = 0;
         let result = loop {
             if accepted == self.out.len() {
                 break Ok(());
             }
-            match self.stdout.write(&self.out[accepted..]) {
+            let mut end = self.out.len();
+            if let Some(size) = self.pipe_size {
+                match pipe::room(&self.stdout, size, WRITE_POLL) {
+                    Some(room) => end = end.min(accepted + room),
+                    None if interrupt.is_set() => {
+                        break Err(std::io::ErrorKind::Interrupted.into());
+                    }
+                    None => continue,
+                }
+            }
+            match self.stdout.write(&self.out[accepted..end]) {
                 Ok(0) => break Err(std::io::ErrorKind::WriteZero.into()),
                 Ok(n) => accepted += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}

@@ -28,13 +28,11 @@ pub fn grow(file: &File, bytes: usize) -> Option<usize> {
     set_size(file, bytes)
 }
 
-/// Bytes written into `file`'s pipe that its reader has not taken yet (`FIONREAD`, which a
-/// pipe answers on either end, also after its reader has gone). 0 for anything else, where
-/// `FIONREAD` means something else (a terminal's typed input) or nothing.
+/// Bytes written into the pipe `file` that its reader has not taken yet (`FIONREAD`, which a
+/// pipe answers on either end, also after its reader has gone; 0 if it fails). Only for a
+/// pipe ([`is_pipe`]): elsewhere `FIONREAD` means something else (a terminal's typed input).
+/// Called once per consumer round, so it makes the one system call and no other.
 pub fn unread(file: &File) -> u64 {
-    if !is_pipe(file) {
-        return 0;
-    }
     rustix::io::ioctl_fionread(file).unwrap_or(0)
 }
 
@@ -43,6 +41,37 @@ pub fn is_pipe(file: &File) -> bool {
     use std::os::unix::fs::FileTypeExt;
     file.metadata().is_ok_and(|m| m.file_type().is_fifo())
 }
+
+/// The capacity of the pipe `file`, if the kernel says.
+pub fn size(file: &File) -> Option<usize> {
+    rustix::pipe::fcntl_getpipe_size(file).ok()
+}
+
+/// Waits up to `wait` for room in the pipe `file` of `size` bytes; returns how many bytes a
+/// write may take without blocking, `None` if there is no room yet. A blocking write larger
+/// than the room waits in the kernel, where Ctrl-C cannot reach the consumer's loop (the
+/// handler's flag is set, the write restarts), so the caller writes at most this much.
+///
+/// Poll's POLLOUT means a free page at least (one `PIPE_BUF` write never blocks); past that
+/// the room is the size less the unread bytes. A closed reader counts as room: the write then
+/// fails with `EPIPE`, as it should.
+pub fn room(file: &File, size: usize, wait: std::time::Duration) -> Option<usize> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut fds = [PollFd::new(file, PollFlags::OUT)];
+    let timeout = Timespec {
+        tv_sec: wait.as_secs() as i64,
+        tv_nsec: i64::from(wait.subsec_nanos()),
+    };
+    match poll(&mut fds, Some(&timeout)) {
+        // A signal (Ctrl-C) ended the wait: no room is known, and the caller looks at it.
+        Ok(0) | Err(rustix::io::Errno::INTR) => None,
+        // Any other failed poll says nothing: let the write find out.
+        _ => Some((size.saturating_sub(unread(file) as usize)).max(PIPE_BUF)),
+    }
+}
+
+/// The most a pipe write takes whole once poll says there is room.
+const PIPE_BUF: usize = 4096;
 
 /// Whether `file` is a pipe whose reading end is closed: the next write would fail with
 /// `EPIPE` (poll reports `POLLERR`). False for anything else and when poll fails.
@@ -99,7 +128,25 @@ mod tests {
         // Still known once the reader is gone.
         drop(reader);
         assert_eq!(unread(&writer), 700);
+        assert!(is_pipe(&writer));
+        assert!(!is_pipe(&tempfile::tempfile().unwrap()));
+        // (A new empty file has nothing past its position either.)
         assert_eq!(unread(&tempfile::tempfile().unwrap()), 0);
+    }
+
+    #[test]
+    fn room_is_what_a_write_can_take_without_blocking() {
+        use std::io::{Read, Write};
+        use std::time::Duration;
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        let mut writer = File::from(std::os::fd::OwnedFd::from(writer));
+        let size = size(&writer).unwrap();
+        assert_eq!(room(&writer, size, Duration::ZERO), Some(size));
+        writer.write_all(&vec![1; size]).unwrap();
+        // Full: no room, and the wait ends.
+        assert_eq!(room(&writer, size, Duration::from_millis(10)), None);
+        reader.read_exact(&mut vec![0; 8192]).unwrap();
+        assert_eq!(room(&writer, size, Duration::ZERO), Some(8192));
     }
 
     #[test]
