@@ -10,6 +10,9 @@ use crate::client::configs::{ConfigSource, ConfigSynonym, DescribedConfig};
 
 /// Kafka's default `message.max.bytes`: the largest record batch a produce may carry.
 const DEFAULT_MESSAGE_MAX_BYTES: i32 = 1_048_588;
+/// Kafka's defaults for the consumer protocol's heartbeat interval and session timeout.
+const DEFAULT_CONSUMER_HEARTBEAT_MS: i32 = 5_000;
+const DEFAULT_CONSUMER_SESSION_MS: i32 = 45_000;
 /// The listener when none is configured.
 pub const DEFAULT_LISTENER: &str = "PLAINTEXT://127.0.0.1:9092";
 
@@ -56,22 +59,24 @@ pub struct ServerConfig {
 }
 
 /// What the server takes for each of [`READ_KEYS`] when it is not given (`None`: nothing),
-/// as DescribeConfigs reports it (source DEFAULT_CONFIG).
-fn default_of(key: &str) -> Option<&'static str> {
+/// as DescribeConfigs reports it (source DEFAULT_CONFIG). The topic-level defaults the `log.*`
+/// keys stand for are the embedded log's own (retention 7 days, no size limit, 1 GiB segments).
+fn default_of(key: &str) -> Option<String> {
     Some(match key {
-        "listeners" => DEFAULT_LISTENER,
+        "listeners" => DEFAULT_LISTENER.to_string(),
         "listener.security.protocol.map" => {
             "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
+                .to_string()
         }
-        "node.id" | "broker.id" => "0",
-        "num.partitions" => "1",
-        "auto.create.topics.enable" => "true",
-        "message.max.bytes" => "1048588",
-        "log.retention.hours" => "168",
-        "log.retention.bytes" => "-1",
-        "log.segment.bytes" => "1073741824",
-        "group.consumer.heartbeat.interval.ms" => "5000",
-        "group.consumer.session.timeout.ms" => "45000",
+        "node.id" | "broker.id" => "0".to_string(),
+        "num.partitions" => "1".to_string(),
+        "auto.create.topics.enable" => "true".to_string(),
+        "message.max.bytes" => DEFAULT_MESSAGE_MAX_BYTES.to_string(),
+        "log.retention.hours" => "168".to_string(),
+        "log.retention.bytes" => "-1".to_string(),
+        "log.segment.bytes" => "1073741824".to_string(),
+        "group.consumer.heartbeat.interval.ms" => DEFAULT_CONSUMER_HEARTBEAT_MS.to_string(),
+        "group.consumer.session.timeout.ms" => DEFAULT_CONSUMER_SESSION_MS.to_string(),
         _ => return None,
     })
 }
@@ -155,9 +160,14 @@ impl ServerConfig {
             0,
         )?;
         let consumer_ms = |key: &str, default: i32| int(get(key), key, default, 1);
-        let consumer_heartbeat_interval_ms =
-            consumer_ms("group.consumer.heartbeat.interval.ms", 5_000)?;
-        let consumer_session_timeout_ms = consumer_ms("group.consumer.session.timeout.ms", 45_000)?;
+        let consumer_heartbeat_interval_ms = consumer_ms(
+            "group.consumer.heartbeat.interval.ms",
+            DEFAULT_CONSUMER_HEARTBEAT_MS,
+        )?;
+        let consumer_session_timeout_ms = consumer_ms(
+            "group.consumer.session.timeout.ms",
+            DEFAULT_CONSUMER_SESSION_MS,
+        )?;
         // As Kafka refuses it: members would be removed between two heartbeats, and their
         // records read again by the next.
         if consumer_heartbeat_interval_ms >= consumer_session_timeout_ms {
@@ -191,7 +201,7 @@ impl ServerConfig {
             .map(|&key| {
                 let default = default_of(key).map(|d| ConfigSynonym {
                     name: key.to_string(),
-                    value: Some(d.to_string()),
+                    value: Some(d),
                     source: ConfigSource::DefaultConfig,
                 });
                 // broker.id and node.id are one setting in KRaft: either names both.

@@ -135,9 +135,9 @@ pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes, peer_ip: &str) -> Ou
     let body_version = layout(api, version);
     if api == ApiKey::Fetch {
         // Its data holds a share of the fetch budget until the response is written.
-        let request = match FetchRequest::decode(&mut frame, body_version) {
+        let request = match decode::<FetchRequest>(&mut frame, api, version, body_version) {
             Ok(r) => r,
-            Err(e) => return Outcome::Close(format!("bad {api:?} v{version} request: {e}")),
+            Err(refused) => return refused,
         };
         let (response, held) = CLIENT
             .scope(client, handlers::fetch::handle(broker, version, request))
@@ -151,9 +151,9 @@ pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes, peer_ip: &str) -> Ou
         ($($key:ident => $request:ty, $handler:path;)*) => {
             match api {
                 $(ApiKey::$key => {
-                    let request = match <$request>::decode(&mut frame, body_version) {
+                    let request = match decode::<$request>(&mut frame, api, version, body_version) {
                         Ok(r) => r,
-                        Err(e) => return Outcome::Close(format!("bad {api:?} v{version} request: {e}")),
+                        Err(refused) => return refused,
                     };
                     match CLIENT.scope(client, $handler(broker, version, request)).await {
                         Some(response) => encode(&header, &response, body_version),
@@ -192,6 +192,17 @@ pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes, peer_ip: &str) -> Ou
         ConsumerGroupHeartbeat => ConsumerGroupHeartbeatRequest, groups::heartbeat::heartbeat;
         ConsumerGroupDescribe => ConsumerGroupDescribeRequest, groups::heartbeat::describe;
     }
+}
+
+/// The request body, or the connection closed for a body that does not decode.
+fn decode<R: Decodable>(
+    frame: &mut Bytes,
+    api: ApiKey,
+    version: i16,
+    body_version: i16,
+) -> Result<R, Outcome> {
+    R::decode(frame, body_version)
+        .map_err(|e| Outcome::Close(format!("bad {api:?} v{version} request: {e}")))
 }
 
 /// A response frame: size, response header, body (in `body_version`'s layout).

@@ -8,7 +8,7 @@
 //! reset, refused while the group has members on either side, as Kafka refuses it for a
 //! non-empty group (UNKNOWN_MEMBER_ID).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -93,7 +93,7 @@ pub async fn commit(
     // As Kafka: a partition of no topic is refused on its own, whatever the group says, and
     // never committed (a topic created later would start past records nobody read).
     let b = Arc::clone(broker);
-    let (positions, unknown) = blocking(move || known_partitions(&b, asked)).await;
+    let (positions, refused) = blocking(move || known_partitions(&b, asked)).await;
     if code == 0 && name.is_empty() {
         code = ResponseError::InvalidGroupId.code();
     }
@@ -114,14 +114,10 @@ pub async fn commit(
                 .partitions
                 .iter()
                 .map(|p| {
-                    let unknown = unknown.contains(&(t.name.0.to_string(), p.partition_index));
+                    let refused = refused.get(&(t.name.0.to_string(), p.partition_index));
                     OffsetCommitResponsePartition::default()
                         .with_partition_index(p.partition_index)
-                        .with_error_code(if unknown {
-                            ResponseError::UnknownTopicOrPartition.code()
-                        } else {
-                            code
-                        })
+                        .with_error_code(refused.copied().unwrap_or(code))
                 })
                 .collect();
             OffsetCommitResponseTopic::default()
@@ -132,31 +128,49 @@ pub async fn commit(
     Some(OffsetCommitResponse::default().with_topics(topics))
 }
 
-/// The asked positions of partitions that exist, and the (topic, index) pairs that do not.
+/// The asked positions of partitions that exist, and the error code of each (topic, index)
+/// pair refused: UNKNOWN_TOPIC_OR_PARTITION, or the storage error that kept its topic from
+/// being looked up (logged).
 fn known_partitions(
     broker: &Broker,
     asked: Vec<(String, i32, i64)>,
-) -> (BTreeMap<TopicPartition, i64>, HashSet<(String, i32)>) {
-    let mut partitions: HashMap<String, Option<u32>> = HashMap::new();
+) -> (BTreeMap<TopicPartition, i64>, HashMap<(String, i32), i16>) {
+    let mut partitions: HashMap<String, Result<Option<u32>, i16>> = HashMap::new();
     let mut known = BTreeMap::new();
-    let mut unknown = HashSet::new();
+    let mut refused = HashMap::new();
     for (topic, index, offset) in asked {
-        let count = *partitions
-            .entry(topic.clone())
-            .or_insert_with(|| broker.topic(&topic).ok().flatten().map(|m| m.partitions));
-        match u32::try_from(index)
-            .ok()
-            .filter(|&p| count.is_some_and(|n| p < n))
-        {
-            Some(p) => {
+        let count = *partitions.entry(topic.clone()).or_insert_with(|| {
+            broker
+                .topic(&topic)
+                .map(|m| m.map(|m| m.partitions))
+                .map_err(|e| {
+                    broker.log.warn(&format!(
+                        "Cannot look up topic {topic} for an offset commit: {e}"
+                    ));
+                    error_code(&ClientError::from(e))
+                })
+        });
+        let partition = count.map(|n| {
+            u32::try_from(index)
+                .ok()
+                .filter(|&p| n.is_some_and(|n| p < n))
+        });
+        match partition {
+            Ok(Some(p)) => {
                 known.insert((topic, p), offset);
             }
-            None => {
-                unknown.insert((topic, index));
+            Ok(None) => {
+                refused.insert(
+                    (topic, index),
+                    ResponseError::UnknownTopicOrPartition.code(),
+                );
+            }
+            Err(code) => {
+                refused.insert((topic, index), code);
             }
         }
     }
-    (known, unknown)
+    (known, refused)
 }
 
 /// Writes the offsets; the error code for every partition.
