@@ -22,6 +22,12 @@ RESULT = re.compile(r"^test result: ")
 # cargo's line for a test binary that did not finish: `error: test failed, to rerun pass ...`
 # (with --no-fail-fast it goes on); the cause is on the line before, e.g. `(signal: 9, SIGKILL)`.
 BINARY_DIED = re.compile(r"process didn't exit successfully: .*\((.*)\)$")
+COUNTS = re.compile(r"^test result: \w+\. (\d+) passed; (\d+) failed")
+
+
+def tests_run(lines):
+    """How many tests a `cargo test` log ran, passed or failed."""
+    return sum(int(m.group(1)) + int(m.group(2)) for m in map(COUNTS.match, lines) if m)
 
 
 def failures(lines):
@@ -79,8 +85,9 @@ def failures(lines):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: testlog.py CARGO_TEST_LOG")
+    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip(), file=sys.stderr)
+        sys.exit(0 if sys.argv[1:] in (["-h"], ["--help"]) else 2)
     with open(sys.argv[1], encoding="utf-8", errors="replace") as log:
         found = failures(log)
     for binary, test, reason in found:
