@@ -2,6 +2,9 @@
 //!
 //! # Layout
 //!
+//! - [`kafka`]: the ground: Kafka's shared vocabulary (topic names, the topic config table,
+//!   config resources, topic and broker descriptions, group offsets), plain types with no I/O
+//!   that every module below may use.
 //! - [`record`]: Record, RecordBatch v2 encode and decode, varints, CRC-32C, compression codecs.
 //! - [`log_files`]: the layouts of Kafka's `.index`, `.timeindex`, `.txnindex` and producer
 //!   `.snapshot` files, shared by the embedded log and `kafka-dump-log`.
@@ -22,8 +25,10 @@
 //! - `fuzzing` (only with the `fuzzing` feature, hidden): entry points for the fuzz targets in
 //!   `fuzz/`, not part of the API.
 //!
-//! Dependency direction: `cli -> client -> {local, remote} -> {record, partitioner, assignor}`,
-//! and `{cli, local} -> log_files`. Only `cli` prints.
+//! Dependency direction: `cli -> client -> {local, remote} -> {kafka, record, partitioner,
+//! assignor}`, `server -> local` (and `remote`'s version table, until one wire layer serves
+//! both), and `{cli, local} -> log_files`; no backend and not the
+//! server uses `client` (tests/layout.rs checks it). Only `cli` prints.
 
 pub(crate) mod assignor;
 pub mod cli;
@@ -32,6 +37,7 @@ pub(crate) mod files;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod kafka;
 #[doc(hidden)]
 pub mod local;
 pub mod log_files;

@@ -86,3 +86,89 @@ fn remote_layers_use_only_the_layers_below() {
         }
     }
 }
+
+/// Files under `dir` (relative to the crate) that name any of `modules`.
+fn naming(dir: &str, modules: &[&str]) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join(dir), &mut files);
+    assert!(files.len() >= 5, "{dir}: {files:?}");
+    files
+        .iter()
+        .filter(|file| {
+            let source = std::fs::read_to_string(file).unwrap();
+            modules.iter().any(|m| names_module(&source, m))
+        })
+        .map(|file| file.strip_prefix(root).unwrap().display().to_string())
+        .collect()
+}
+
+/// Whether `source` names the module path `m` itself (`crate::cli` is not `crate::client`).
+fn names_module(source: &str, m: &str) -> bool {
+    source
+        .match_indices(m)
+        .any(|(i, _)| !source[i + m.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+}
+
+#[test]
+fn the_check_tells_modules_apart() {
+    assert!(names_module("use crate::cli::run;", "crate::cli"));
+    assert!(names_module("use crate::client;", "crate::client"));
+    assert!(!names_module("use crate::client::Result;", "crate::cli"));
+}
+
+/// The arrows point down (DESIGN.md): `kafka` (the shared vocabulary) is the ground and uses
+/// none of the others; the backends and the server never use the client, so the embedded log
+/// builds without the network client; the embedded log uses neither the cluster client nor the
+/// server.
+#[test]
+fn dependencies_point_down_to_the_ground() {
+    let rules: [(&str, &[&str]); 6] = [
+        (
+            "src/kafka",
+            &[
+                "crate::client",
+                "crate::local",
+                "crate::remote",
+                "crate::server",
+                "crate::cli",
+            ],
+        ),
+        (
+            "src/record",
+            &[
+                "crate::client",
+                "crate::local",
+                "crate::remote",
+                "crate::server",
+            ],
+        ),
+        (
+            "src/local",
+            &[
+                "crate::client",
+                "crate::remote",
+                "crate::server",
+                "crate::cli",
+            ],
+        ),
+        (
+            "src/remote",
+            &[
+                "crate::client",
+                "crate::local",
+                "crate::server",
+                "crate::cli",
+            ],
+        ),
+        ("src/server", &["crate::client", "crate::cli"]),
+        ("src/client", &["crate::server", "crate::cli"]),
+    ];
+    for (dir, forbidden) in rules {
+        let offenders = naming(dir, forbidden);
+        assert!(
+            offenders.is_empty(),
+            "{dir} must not use any of {forbidden:?}; these do: {offenders:?}"
+        );
+    }
+}

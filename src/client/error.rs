@@ -80,15 +80,7 @@ impl ClientError {
             ClientError::Kafka { kind, .. } | ClientError::InvalidRecord { kind, .. } => {
                 Some(*kind)
             }
-            ClientError::Local(LocalError::TopicExists(_)) => {
-                Some(ResponseError::TopicAlreadyExists)
-            }
-            ClientError::Local(LocalError::UnknownTopic(_)) => {
-                Some(ResponseError::UnknownTopicOrPartition)
-            }
-            ClientError::Local(LocalError::OffsetOutOfRange { .. }) => {
-                Some(ResponseError::OffsetOutOfRange)
-            }
+            ClientError::Local(e) => e.kind(),
             ClientError::Context { source, .. } => source.kind(),
             _ => None,
         }
@@ -116,7 +108,16 @@ impl ClientError {
 
 impl From<LocalError> for ClientError {
     fn from(e: LocalError) -> Self {
-        ClientError::Local(e)
+        match e {
+            // The same refusal as a cluster's, so that both backends report it alike.
+            LocalError::Kafka { kind, message } => ClientError::Kafka { kind, message },
+            LocalError::Context { context, source } => ClientError::Context {
+                context,
+                source: Box::new(ClientError::from(*source)),
+            },
+            LocalError::Batch(e) => ClientError::Batch(e),
+            other => ClientError::Local(other),
+        }
     }
 }
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 use kafka_protocol::ResponseError;
 
 use super::{Backend, Client, ClientError, Result};
+pub use crate::kafka::producer::ProducerSettings;
 use crate::local::producer::LocalWriter;
 use crate::partitioner::Partitioner;
 use crate::record::{BATCH_OVERHEAD, BatchBuilder, Compression};
@@ -22,26 +23,6 @@ pub const BULK_BATCH: usize = 1_000_000;
 /// Kafka's default `max.message.bytes`, for a cluster that does not say (no rights to
 /// describe configs, say).
 const DEFAULT_MAX_MESSAGE_BYTES: usize = 1_048_588;
-
-/// How the producer sends, from the producer properties.
-#[derive(Debug, Clone)]
-pub struct ProducerSettings {
-    /// `acks`: -1 (all in-sync replicas), 1 (the leader) or 0 (no answer at all).
-    pub acks: i16,
-    /// `retries`: how many times a batch is sent again after a retriable error.
-    pub retries: u32,
-    /// `retry.backoff.ms`: the first wait before a retry; it doubles up to 1 s.
-    pub retry_backoff: Duration,
-    /// `max.block.ms`: how long to wait for the topic's metadata and a producer id.
-    pub max_block: Duration,
-    /// `enable.idempotence`: InitProducerId, then sequence numbers in every batch.
-    pub idempotence: bool,
-    /// `max.in.flight.requests.per.connection`: Produce requests sent to a leader before the
-    /// first answer is read (at most 5 when idempotent: the broker remembers 5 batches).
-    pub max_in_flight: usize,
-    /// `delivery.timeout.ms`: how long a batch may wait for delivery after it was queued.
-    pub delivery_timeout: Duration,
-}
 
 /// How records become batches: the same on both backends.
 #[derive(Debug, Clone)]
@@ -246,7 +227,7 @@ impl Producer {
         self.stats.bytes += size;
         self.stats.max_bytes = self.stats.max_bytes.max(size);
         match &mut self.sink {
-            Sink::Local(writer) => writer.queue(p, builder),
+            Sink::Local(writer) => Ok(writer.queue(p, builder)?),
             Sink::Remote(producer) => Ok(producer.push(p as u32, builder.build(0)?.into())?),
         }
     }
@@ -277,7 +258,7 @@ impl Producer {
     pub fn send_lingered(&mut self) -> Result<()> {
         self.hand_over_all()?;
         match &mut self.sink {
-            Sink::Local(writer) => writer.flush(),
+            Sink::Local(writer) => Ok(writer.flush()?),
             Sink::Remote(_) => Ok(()),
         }
     }
@@ -288,7 +269,7 @@ impl Producer {
     pub fn send_partial(&mut self) -> Result<()> {
         self.hand_over_all()?;
         match &mut self.sink {
-            Sink::Local(writer) => writer.hand_over_if_idle(),
+            Sink::Local(writer) => Ok(writer.hand_over_if_idle()?),
             Sink::Remote(_) => Ok(()),
         }
     }
@@ -317,7 +298,7 @@ impl Producer {
     pub fn flush(&mut self) -> Result<()> {
         self.hand_over_all()?;
         match &mut self.sink {
-            Sink::Local(writer) => writer.flush(),
+            Sink::Local(writer) => Ok(writer.flush()?),
             Sink::Remote(producer) => Ok(producer.flush()?),
         }
     }

@@ -32,7 +32,10 @@ impl Client {
         offsets: &BTreeMap<RecordsPartition, i64>,
     ) -> Result<BTreeMap<RecordsPartition, DeletedRecords>> {
         match &mut self.backend {
-            Backend::Local(dir) => crate::local::records::delete_records(dir, offsets),
+            Backend::Local(dir) => Ok(crate::local::records::delete_records(dir, offsets)?
+                .into_iter()
+                .map(|(tp, answer)| (tp, answer.map_err(ClientError::from)))
+                .collect()),
             Backend::Remote(cluster) => {
                 let asked: Vec<(RecordsPartition, i64)> =
                     offsets.iter().map(|(tp, o)| (tp.clone(), *o)).collect();

@@ -7,108 +7,30 @@
 use kafka_protocol::ResponseError;
 
 use super::{Backend, Client, ClientError, Result};
+pub use crate::kafka::configs::{ConfigChange, ConfigEntry, TopicConfigChanges};
+pub use crate::kafka::topics::{
+    NewTopic, PartitionDescription, PartitionIncrease, TopicDescription, TopicListing,
+};
 use crate::local;
 pub use crate::local::{Cut, PartitionRepair, RepairReport};
 use crate::remote::{PartitionInfo, RemoteError, TopicInfo};
 
-/// A topic as a listing names it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TopicListing {
-    pub name: String,
-    /// Kafka's own topics (`__consumer_offsets`, ...).
-    pub internal: bool,
-}
-
-/// A topic with its partitions.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TopicDescription {
-    pub name: String,
-    /// The topic id as Kafka prints it: URL-safe base64 without padding (22 characters).
-    pub id: String,
-    /// Sorted by partition.
-    pub partitions: Vec<PartitionDescription>,
-}
-
-/// One partition: where its replicas are.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartitionDescription {
-    pub partition: i32,
-    /// `None` when the partition has no leader.
-    pub leader: Option<i32>,
-    pub replicas: Vec<i32>,
-    pub isr: Vec<i32>,
-    /// Eligible leader replicas (KIP-966); `None` when the answer did not carry them (Kafka's
-    /// tool then prints `N/A`).
-    pub elr: Option<Vec<i32>>,
-    /// Last known eligible leader replicas; `None` as for `elr`.
-    pub last_known_elr: Option<Vec<i32>>,
-}
-
-/// One config entry of a topic.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigEntry {
-    pub name: String,
-    /// `None` for sensitive values (Kafka's tool prints `null`).
-    pub value: Option<String>,
-    /// A default, not an override of any kind.
-    pub is_default: bool,
-}
-
-/// A topic to create. `None` leaves the choice to the cluster (`num.partitions`,
-/// `default.replication.factor`), as Kafka's admin client does by sending -1.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NewTopic {
-    pub name: String,
-    pub partitions: Option<i32>,
-    pub replication_factor: Option<i16>,
-    /// Replica broker ids per partition, in partition order; when given, the counts are unset.
-    pub assignments: Vec<Vec<i32>>,
-    pub configs: Vec<(String, String)>,
-}
-
-/// A partition count increase.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartitionIncrease {
-    pub name: String,
-    /// The new total partition count.
-    pub count: i32,
-    /// Replica broker ids of each new partition; `None` lets the cluster place them.
-    pub assignments: Option<Vec<Vec<i32>>>,
-}
-
 /// The outcome for one topic of a create, add-partitions or delete call.
 pub type TopicOutcome = (String, Result<()>);
 
-/// One change to a topic's config, as Kafka's IncrementalAlterConfigs carries it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ConfigChange {
-    /// Sets the config to this value.
-    Set { name: String, value: String },
-    /// Removes the topic's value, so the default applies again.
-    Delete { name: String },
-}
-
-impl ConfigChange {
-    /// The config it changes.
-    pub fn name(&self) -> &str {
-        match self {
-            ConfigChange::Set { name, .. } | ConfigChange::Delete { name } => name,
-        }
-    }
-}
-
-/// The config changes of one topic.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TopicConfigChanges {
-    pub topic: String,
-    pub changes: Vec<ConfigChange>,
+/// The embedded log's outcomes as the client reports them.
+fn local_outcomes(outcomes: Vec<local::admin::TopicOutcome>) -> Vec<TopicOutcome> {
+    outcomes
+        .into_iter()
+        .map(|(name, result)| (name, result.map_err(ClientError::from)))
+        .collect()
 }
 
 impl Client {
     /// Every topic, sorted by name.
     pub fn list_topics(&mut self) -> Result<Vec<TopicListing>> {
         match &mut self.backend {
-            Backend::Local(dir) => local::admin::list_topics(dir),
+            Backend::Local(dir) => Ok(local::admin::list_topics(dir)?),
             Backend::Remote(cluster) => Ok(cluster
                 .metadata(None)?
                 .topics
@@ -130,7 +52,7 @@ impl Client {
         page_limit: i32,
     ) -> Result<Vec<TopicDescription>> {
         match &mut self.backend {
-            Backend::Local(dir) => local::admin::describe_topics(dir, names),
+            Backend::Local(dir) => Ok(local::admin::describe_topics(dir, names)?),
             Backend::Remote(cluster) => cluster
                 .describe_topics(names, page_limit)?
                 .into_iter()
@@ -143,7 +65,7 @@ impl Client {
     /// replicas on a cluster, as Kafka's tool asks for it).
     pub fn describe_topic_id(&mut self, id: &str) -> Result<Option<TopicDescription>> {
         match &mut self.backend {
-            Backend::Local(dir) => local::admin::describe_topic_id(dir, id),
+            Backend::Local(dir) => Ok(local::admin::describe_topic_id(dir, id)?),
             Backend::Remote(cluster) => cluster
                 .metadata(None)?
                 .topics
@@ -161,7 +83,7 @@ impl Client {
         names: &[String],
     ) -> Result<Vec<(String, Vec<ConfigEntry>)>> {
         match &mut self.backend {
-            Backend::Local(dir) => local::admin::describe_configs(dir, names),
+            Backend::Local(dir) => Ok(local::admin::describe_configs(dir, names)?),
             Backend::Remote(cluster) => cluster
                 .describe_configs(names)?
                 .into_iter()
@@ -181,7 +103,7 @@ impl Client {
     /// Creates topics; the outcome of each, in request order.
     pub fn create_topics(&mut self, topics: &[NewTopic]) -> Result<Vec<TopicOutcome>> {
         match &mut self.backend {
-            Backend::Local(dir) => Ok(local::admin::create_topics(dir, topics)),
+            Backend::Local(dir) => Ok(local_outcomes(local::admin::create_topics(dir, topics))),
             Backend::Remote(cluster) => Ok(outcomes(cluster.create_topics(topics)?)),
         }
     }
@@ -192,7 +114,9 @@ impl Client {
         increases: &[PartitionIncrease],
     ) -> Result<Vec<TopicOutcome>> {
         match &mut self.backend {
-            Backend::Local(dir) => Ok(local::admin::create_partitions(dir, increases)),
+            Backend::Local(dir) => Ok(local_outcomes(local::admin::create_partitions(
+                dir, increases,
+            ))),
             Backend::Remote(cluster) => Ok(outcomes(cluster.create_partitions(increases)?)),
         }
     }
@@ -204,7 +128,10 @@ impl Client {
         alterations: &[TopicConfigChanges],
     ) -> Result<Vec<TopicOutcome>> {
         match &mut self.backend {
-            Backend::Local(dir) => Ok(local::admin::alter_topic_configs(dir, alterations)),
+            Backend::Local(dir) => Ok(local_outcomes(local::admin::alter_topic_configs(
+                dir,
+                alterations,
+            ))),
             Backend::Remote(cluster) => Ok(outcomes(cluster.alter_topic_configs(alterations)?)),
         }
     }
@@ -212,7 +139,7 @@ impl Client {
     /// Deletes topics; the outcome of each, in request order.
     pub fn delete_topics(&mut self, names: &[String]) -> Result<Vec<TopicOutcome>> {
         match &mut self.backend {
-            Backend::Local(dir) => Ok(local::admin::delete_topics(dir, names)),
+            Backend::Local(dir) => Ok(local_outcomes(local::admin::delete_topics(dir, names))),
             Backend::Remote(cluster) => Ok(outcomes(cluster.delete_topics(names)?)),
         }
     }

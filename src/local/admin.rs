@@ -6,13 +6,17 @@ use std::collections::BTreeMap;
 
 use kafka_protocol::ResponseError;
 
+use super::Result;
 use super::logdir::LOCAL_NODE_ID;
 use super::{LocalError, LogDir, TopicMeta};
-use crate::client::{
-    ClientError, ConfigChange, ConfigEntry, NewTopic, PartitionDescription, PartitionIncrease,
-    Result, TopicConfigChanges, TopicDescription, TopicListing, TopicOutcome, topic_config,
-    topic_name,
+use crate::kafka::configs::{ConfigChange, ConfigEntry, TopicConfigChanges};
+use crate::kafka::topics::{
+    NewTopic, PartitionDescription, PartitionIncrease, TopicDescription, TopicListing,
 };
+use crate::kafka::{topic_config, topic_name};
+
+/// The outcome for one topic of a create, add-partitions or delete call.
+pub type TopicOutcome = (String, Result<()>);
 
 /// Every topic, sorted by name.
 pub fn list_topics(dir: &LogDir) -> Result<Vec<TopicListing>> {
@@ -85,10 +89,10 @@ pub fn create_topics(dir: &LogDir, topics: &[NewTopic]) -> Vec<TopicOutcome> {
 fn create_topic(dir: &LogDir, t: &NewTopic) -> Result<()> {
     let configs: BTreeMap<String, String> = t.configs.iter().cloned().collect();
     refuse_compaction(&configs)
-        .map_err(|message| ClientError::kafka(ResponseError::InvalidConfig, message))?;
+        .map_err(|message| LocalError::kafka(ResponseError::InvalidConfig, message))?;
     on_this_broker(&t.assignments, 0)?;
     if let Some(rf) = t.replication_factor.filter(|rf| *rf > 1) {
-        return Err(ClientError::kafka(
+        return Err(LocalError::kafka(
             ResponseError::InvalidReplicationFactor,
             format!(
                 "Unable to replicate the partition {rf} time(s): The target replication factor of {rf} cannot be reached because only 1 broker(s) are registered or some brokers have all their log directories cordoned."
@@ -97,7 +101,7 @@ fn create_topic(dir: &LogDir, t: &NewTopic) -> Result<()> {
     }
     let partitions = match (t.assignments.len(), t.partitions) {
         (0, Some(p)) if p < 1 => {
-            return Err(ClientError::kafka(
+            return Err(LocalError::kafka(
                 ResponseError::InvalidPartitions,
                 "The partitions must be greater than 0",
             ));
@@ -108,11 +112,11 @@ fn create_topic(dir: &LogDir, t: &NewTopic) -> Result<()> {
     };
     match dir.create_topic(&t.name, partitions, configs) {
         Ok(_) => Ok(()),
-        Err(LocalError::Invalid(message)) => Err(ClientError::kafka(
+        Err(LocalError::Invalid(message)) => Err(LocalError::kafka(
             ResponseError::InvalidTopicException,
             message,
         )),
-        Err(e) => Err(e.into()),
+        Err(e) => Err(e),
     }
 }
 
@@ -126,7 +130,7 @@ pub fn create_partitions(dir: &LogDir, increases: &[PartitionIncrease]) -> Vec<T
 
 fn create_partitions_of(dir: &LogDir, increase: &PartitionIncrease) -> Result<()> {
     if increase.count < 1 {
-        return Err(ClientError::kafka(
+        return Err(LocalError::kafka(
             ResponseError::InvalidPartitions,
             "The partitions must be greater than 0",
         ));
@@ -135,7 +139,7 @@ fn create_partitions_of(dir: &LogDir, increase: &PartitionIncrease) -> Result<()
     if let Some(assignments) = &increase.assignments {
         let added = (increase.count as u32).saturating_sub(meta.partitions) as usize;
         if assignments.len() < added {
-            return Err(ClientError::kafka(
+            return Err(LocalError::kafka(
                 ResponseError::InvalidReplicaAssignment,
                 format!(
                     "Attempted to add {added} additional partition(s), but only {} assignment(s) were specified.",
@@ -147,11 +151,10 @@ fn create_partitions_of(dir: &LogDir, increase: &PartitionIncrease) -> Result<()
     }
     match dir.add_partitions(&increase.name, increase.count as u32) {
         Ok(()) => Ok(()),
-        Err(LocalError::Invalid(message)) => Err(ClientError::kafka(
-            ResponseError::InvalidPartitions,
-            message,
-        )),
-        Err(e) => Err(e.into()),
+        Err(LocalError::Invalid(message)) => {
+            Err(LocalError::kafka(ResponseError::InvalidPartitions, message))
+        }
+        Err(e) => Err(e),
     }
 }
 
@@ -166,7 +169,7 @@ pub fn alter_topic_configs(dir: &LogDir, alterations: &[TopicConfigChanges]) -> 
 /// One topic's config changes, all or none; a shorter retention takes effect at once.
 pub(super) fn alter_topic_config(dir: &LogDir, alteration: &TopicConfigChanges) -> Result<()> {
     existing(dir, &alteration.topic)?;
-    let invalid = |message: String| ClientError::kafka(ResponseError::InvalidConfig, message);
+    let invalid = |message: String| LocalError::kafka(ResponseError::InvalidConfig, message);
     let meta = dir.alter_topic_configs(&alteration.topic, |configs| {
         for change in &alteration.changes {
             match change {
@@ -187,7 +190,7 @@ pub(super) fn alter_topic_config(dir: &LogDir, alteration: &TopicConfigChanges) 
     let meta = match meta {
         Ok(meta) => meta,
         Err(LocalError::Invalid(message)) => return Err(invalid(message)),
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(e),
     };
     // A shorter retention takes effect now, as the broker's log cleaner would soon.
     apply_retention_or_warn(dir, &meta);
@@ -212,19 +215,14 @@ fn apply_retention_or_warn(dir: &LogDir, meta: &TopicMeta) {
 pub fn delete_topics(dir: &LogDir, names: &[String]) -> Vec<TopicOutcome> {
     names
         .iter()
-        .map(|name| {
-            (
-                name.clone(),
-                dir.delete_topic(name).map_err(ClientError::from),
-            )
-        })
+        .map(|name| (name.clone(), dir.delete_topic(name)))
         .collect()
 }
 
 /// A topic that exists, or UNKNOWN_TOPIC_OR_PARTITION with the broker's message.
 fn existing(dir: &LogDir, name: &str) -> Result<TopicMeta> {
     dir.topic(name)?.ok_or_else(|| {
-        ClientError::kafka(
+        LocalError::kafka(
             ResponseError::UnknownTopicOrPartition,
             "This server does not host this topic-partition.",
         )
@@ -246,7 +244,7 @@ fn on_this_broker(assignments: &[Vec<i32>], first: usize) -> Result<()> {
     for (i, ids) in assignments.iter().enumerate() {
         if ids.as_slice() != [LOCAL_NODE_ID] {
             let brokers: Vec<String> = ids.iter().map(i32::to_string).collect();
-            return Err(ClientError::kafka(
+            return Err(LocalError::kafka(
                 ResponseError::InvalidReplicaAssignment,
                 format!(
                     "partition {} is assigned to brokers {}, but the embedded log has a single broker {LOCAL_NODE_ID}; use {LOCAL_NODE_ID} for every partition",

@@ -5,11 +5,14 @@
 
 use kafka_protocol::ResponseError;
 
+use super::Result;
 use super::admin::alter_topic_config;
 use super::logdir::LOCAL_NODE_ID;
 use super::{LocalError, LogDir};
-use crate::client::configs::{ConfigResource, ConfigSource, ConfigSynonym, DescribedConfig};
-use crate::client::{ClientError, ConfigChange, Result, TopicConfigChanges, topic_config};
+use crate::kafka::configs::{
+    ConfigChange, ConfigResource, ConfigSource, ConfigSynonym, DescribedConfig, TopicConfigChanges,
+};
+use crate::kafka::topic_config;
 
 /// Broker properties whose Kafka default is null (the broker derives the value from another
 /// property, `log.retention.hours` say), so a topic default has no synonym for them.
@@ -63,7 +66,7 @@ pub fn alter(dir: &LogDir, resource: &ConfigResource, changes: &[ConfigChange]) 
             )
         }
         ConfigResource::BrokerDefaults => alter_settings(dir, changes),
-        ConfigResource::Broker(id) if *id == LOCAL_NODE_ID => Err(ClientError::kafka(
+        ConfigResource::Broker(id) if *id == LOCAL_NODE_ID => Err(LocalError::kafka(
             ResponseError::InvalidRequest,
             "the embedded log has no per-broker dynamic configs; alter its settings with --entity-type brokers --entity-default",
         )),
@@ -135,7 +138,7 @@ fn dynamic(name: String, value: String, source: ConfigSource) -> DescribedConfig
 fn alter_settings(dir: &LogDir, changes: &[ConfigChange]) -> Result<()> {
     for change in changes {
         let Some((_, kind)) = SETTINGS.iter().find(|(n, _)| *n == change.name()) else {
-            return Err(ClientError::kafka(
+            return Err(LocalError::kafka(
                 ResponseError::InvalidConfig,
                 format!(
                     "{} is not a setting of the embedded log: its config.properties takes only auto.create.topics.enable and num.partitions (topic configs go with --entity-type topics)",
@@ -145,7 +148,7 @@ fn alter_settings(dir: &LogDir, changes: &[ConfigChange]) -> Result<()> {
         };
         if let ConfigChange::Set { name, value } = change {
             check_setting(name, value, *kind)
-                .map_err(|m| ClientError::kafka(ResponseError::InvalidRequest, m))?;
+                .map_err(|m| LocalError::kafka(ResponseError::InvalidRequest, m))?;
         }
     }
     let changes: Vec<(String, Option<String>)> = changes
@@ -156,7 +159,7 @@ fn alter_settings(dir: &LogDir, changes: &[ConfigChange]) -> Result<()> {
         })
         .collect();
     match dir.alter_settings(&changes) {
-        Err(LocalError::Invalid(m)) => Err(ClientError::kafka(ResponseError::InvalidConfig, m)),
+        Err(LocalError::Invalid(m)) => Err(LocalError::kafka(ResponseError::InvalidConfig, m)),
         other => Ok(other?),
     }
 }
@@ -191,29 +194,29 @@ fn refuse_duplicates(changes: &[ConfigChange]) -> Result<()> {
     if changes.iter().all(|c| seen.insert(c.name())) {
         return Ok(());
     }
-    Err(ClientError::kafka(
+    Err(LocalError::kafka(
         ResponseError::InvalidRequest,
         "Error due to duplicate config keys",
     ))
 }
 
 /// Kafka's refusal of a topic that does not exist.
-fn unknown_topic(name: &str) -> ClientError {
-    ClientError::kafka(
+fn unknown_topic(name: &str) -> LocalError {
+    LocalError::kafka(
         ResponseError::UnknownTopicOrPartition,
         format!("The topic '{name}' does not exist."),
     )
 }
 
-fn no_broker(id: i32) -> ClientError {
-    ClientError::kafka(
+fn no_broker(id: i32) -> LocalError {
+    LocalError::kafka(
         ResponseError::InvalidRequest,
         format!("the embedded log has only broker {LOCAL_NODE_ID}, not broker {id}"),
     )
 }
 
-fn no_group_configs() -> ClientError {
-    ClientError::kafka(
+fn no_group_configs() -> LocalError {
+    LocalError::kafka(
         ResponseError::InvalidRequest,
         "the embedded log has no group configs (its groups use fixed session and heartbeat settings); give --bootstrap-server to configure a cluster's groups",
     )

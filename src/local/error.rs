@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use kafka_protocol::ResponseError;
+
 /// Why an operation on the embedded log failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LocalError {
@@ -62,9 +64,55 @@ pub enum LocalError {
         /// The evicted member's id.
         member_id: String,
     },
+    /// A refusal that Kafka names with an error kind (an invalid config, a topic that does
+    /// not exist, a record too large), with Kafka's message: the client and the server report
+    /// it as a cluster would.
+    #[error("{message}")]
+    Kafka {
+        kind: ResponseError,
+        message: String,
+    },
+    /// Encoding a record batch failed (a codec error).
+    #[error(transparent)]
+    Batch(#[from] crate::record::RecordError),
+    /// An error with what was being done.
+    #[error("{context}: {source}")]
+    Context {
+        context: String,
+        #[source]
+        source: Box<LocalError>,
+    },
 }
 
 impl LocalError {
+    /// A refusal of the given kind with Kafka's message.
+    pub fn kafka(kind: ResponseError, message: impl Into<String>) -> Self {
+        LocalError::Kafka {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// Wraps this error with what was being done.
+    pub fn context(self, context: impl Into<String>) -> Self {
+        LocalError::Context {
+            context: context.into(),
+            source: Box::new(self),
+        }
+    }
+
+    /// Kafka's error kind for it, when it has one.
+    pub fn kind(&self) -> Option<ResponseError> {
+        match self {
+            LocalError::Kafka { kind, .. } => Some(*kind),
+            LocalError::TopicExists(_) => Some(ResponseError::TopicAlreadyExists),
+            LocalError::UnknownTopic(_) => Some(ResponseError::UnknownTopicOrPartition),
+            LocalError::OffsetOutOfRange { .. } => Some(ResponseError::OffsetOutOfRange),
+            LocalError::Context { source, .. } => source.kind(),
+            _ => None,
+        }
+    }
+
     /// Wraps an I/O error with what was being done, e.g. `"cannot open /x/00.log"`.
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         LocalError::Io {

@@ -5,9 +5,9 @@
 
 use kafka_protocol::ResponseError;
 
+use super::Result;
 use super::write_behind::WriteBehind;
 use super::{LocalError, LogDir, TopicMeta};
-use crate::client::{ClientError, Result};
 use crate::record::BatchBuilder;
 
 /// Batches gathered before they go to the writer thread. Large enough that a write and an
@@ -61,7 +61,7 @@ impl LocalWriter {
             let meta = match self.dir.topic_or_auto_create(&self.topic)? {
                 Some(meta) => meta,
                 None => {
-                    return Err(ClientError::kafka(
+                    return Err(LocalError::kafka(
                         ResponseError::UnknownTopicOrPartition,
                         format!(
                             "Topic '{}' does not exist and auto.create.topics.enable=false in {}; create it with kafka-topics --create --topic {}",
@@ -156,9 +156,8 @@ impl LocalWriter {
         let writer = match &mut self.writer {
             Some(writer) => writer,
             None => {
-                let writer = WriteBehind::spawn(self.dir.clone(), meta.clone()).map_err(|e| {
-                    ClientError::from(LocalError::io("cannot start the writer thread", e))
-                })?;
+                let writer = WriteBehind::spawn(self.dir.clone(), meta.clone())
+                    .map_err(|e| LocalError::io("cannot start the writer thread", e))?;
                 self.writer.insert(writer)
             }
         };

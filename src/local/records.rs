@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 
 use kafka_protocol::ResponseError;
 
+use super::Result;
 use super::lock::LockMode;
 use super::{LocalError, LogDir, TopicMeta};
-use crate::client::{ClientError, Result};
 
 /// Deletes the records below each partition's offset (-1: the high watermark); per partition,
 /// the log start offset afterwards (Kafka's low watermark) or why not. Holds the log-dir lock
@@ -36,7 +36,7 @@ pub fn delete_records(
                 .partition(topic, *partition as u32)
                 .and_then(|log| log.delete_records(offset, &meta.partition_config()))
                 .map_err(kafka_error),
-            None => Err(ClientError::kafka(
+            None => Err(LocalError::kafka(
                 ResponseError::UnknownTopicOrPartition,
                 "This server does not host this topic-partition.",
             )),
@@ -48,12 +48,12 @@ pub fn delete_records(
 
 /// The refusal a broker would send, with Kafka's message; other failures (a damaged
 /// partition, I/O) keep the embedded log's own text.
-fn kafka_error(e: LocalError) -> ClientError {
+fn kafka_error(e: LocalError) -> LocalError {
     match e {
-        LocalError::OffsetOutOfRange { .. } => ClientError::kafka(
+        LocalError::OffsetOutOfRange { .. } => LocalError::kafka(
             ResponseError::OffsetOutOfRange,
             "The requested offset is not within the range of offsets maintained by the server.",
         ),
-        other => other.into(),
+        other => other,
     }
 }

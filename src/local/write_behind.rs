@@ -18,7 +18,7 @@ use kafka_protocol::ResponseError;
 
 use super::lock::LockMode;
 use super::{KeptTail, LogDir, TopicMeta};
-use crate::client::{ClientError, Result};
+use super::{LocalError, Result};
 
 /// Jobs handed to the thread and not yet written: one being written, one waiting.
 pub const IN_FLIGHT: usize = 2;
@@ -41,7 +41,7 @@ pub struct WriteBehind {
     /// Emptied buffers of written jobs, for the next job.
     spare: Vec<Batches>,
     /// The first failure, reported once.
-    failure: Option<ClientError>,
+    failure: Option<LocalError>,
     /// Set once a failure was reported: nothing more is written.
     failed: bool,
     /// Jobs written so far, in order (what a caller counting its jobs compares against).
@@ -164,7 +164,7 @@ impl WriteBehind {
                     self.in_flight = 0;
                     self.jobs = None;
                     if self.failure.is_none() && !self.failed {
-                        self.failure = Some(ClientError::kafka(
+                        self.failure = Some(LocalError::kafka(
                             ResponseError::KafkaStorageError,
                             "the writer thread stopped unexpectedly; the records read since the last flush were not all written",
                         ));
@@ -182,7 +182,7 @@ impl WriteBehind {
             return Err(e);
         }
         if self.failed {
-            return Err(ClientError::kafka(
+            return Err(LocalError::kafka(
                 ResponseError::KafkaStorageError,
                 "an earlier write to the log failed; nothing more is written",
             ));
@@ -213,7 +213,7 @@ fn write(
     let config = meta.partition_config();
     let _lock = dir.lock(LockMode::Shared)?;
     if dir.topic(&meta.name)?.is_none_or(|t| t.id != meta.id) {
-        return Err(ClientError::kafka(
+        return Err(LocalError::kafka(
             ResponseError::UnknownTopicOrPartition,
             format!(
                 "topic '{}' was deleted while producing; the records read since the last flush were not written",
@@ -227,9 +227,8 @@ fn write(
             continue;
         }
         let log = dir.partition(&meta.name, p as u32)?;
-        log.append_built(batches, &config, tail).map_err(|e| {
-            ClientError::from(e).context(format!("cannot write to partition {}-{p}", meta.name))
-        })?;
+        log.append_built(batches, &config, tail)
+            .map_err(|e| e.context(format!("cannot write to partition {}-{p}", meta.name)))?;
     }
     Ok(())
 }

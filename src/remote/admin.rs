@@ -24,8 +24,8 @@ use kafka_protocol::protocol::StrBytes;
 use super::configs::alterable;
 use super::error::{RemoteError, Result};
 use super::net::connection::{ClientConfig, ConnectFailure, Connection};
-use crate::client::configs::ConfigResource;
-use crate::client::{ConfigEntry, NewTopic, PartitionIncrease, TopicConfigChanges};
+use crate::kafka::configs::{ConfigEntry, ConfigResource, TopicConfigChanges};
+use crate::kafka::topics::{NewTopic, PartitionIncrease};
 
 /// A broker of the cluster, as Metadata describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]

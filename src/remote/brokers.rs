@@ -6,7 +6,7 @@ use super::error::Result;
 use super::net::connection::connect_broker;
 use super::protocol::api::{api_name, sent_keys, sent_versions};
 use super::protocol::versions::BrokerVersions;
-use crate::client::brokers::{ApiUsability, ApiVersionSupport, BrokerNode};
+use crate::kafka::brokers::{ApiUsability, ApiVersionSupport, BrokerNode};
 
 impl Client {
     /// Every broker (by id) with its APIs, by ascending key, or why it could not be asked.

@@ -13,8 +13,9 @@ use super::Cluster;
 use super::admin::Client;
 use super::error::{RemoteError, Result};
 use super::net::connection::{Connection, connect_broker};
-use crate::client::ConfigChange;
-use crate::client::configs::{ConfigResource, ConfigSource, ConfigSynonym, DescribedConfig};
+use crate::kafka::configs::{
+    ConfigChange, ConfigResource, ConfigSource, ConfigSynonym, DescribedConfig,
+};
 
 /// IncrementalAlterConfigs' operations.
 const SET_CONFIG: i8 = 0;
@@ -137,7 +138,7 @@ pub(super) fn alterable(
 }
 
 impl Cluster {
-    /// See [`crate::client::Client::describe_resource_configs`].
+    /// What the client API's `Client::describe_resource_configs` does on a cluster.
     pub fn describe_resource_configs(
         &mut self,
         resource: &ConfigResource,
@@ -146,7 +147,7 @@ impl Cluster {
             .block_on(self.client.describe_resource_configs(resource))
     }
 
-    /// See [`crate::client::Client::alter_resource_configs`].
+    /// What the client API's `Client::alter_resource_configs` does on a cluster.
     pub fn alter_resource_configs(
         &mut self,
         resource: &ConfigResource,

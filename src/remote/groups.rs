@@ -90,7 +90,7 @@ pub struct GroupInfo {
     pub members: Vec<GroupMember>,
 }
 
-pub use crate::client::groups::CommittedOffset;
+pub use crate::kafka::groups::CommittedOffset;
 
 /// Per-partition outcomes of OffsetDelete: the top-level error code (0 for none) and each
 /// partition's code.

@@ -47,7 +47,8 @@ pub use membership::GroupProtocol;
 pub use net::connection::ClientConfig;
 pub use produce::Producer;
 
-use crate::client::{ConfigEntry, NewTopic, PartitionIncrease};
+use crate::kafka::configs::{ConfigEntry, TopicConfigChanges};
+use crate::kafka::topics::{NewTopic, PartitionIncrease};
 use error::Result;
 
 /// A connected admin client with its own single-threaded runtime, for the blocking tools: one
@@ -116,10 +117,10 @@ impl Cluster {
             .block_on(self.client.create_partitions(increases))
     }
 
-    /// See [`crate::client::Client::alter_topic_configs`].
+    /// What the client API's `Client::alter_topic_configs` does on a cluster.
     pub fn alter_topic_configs(
         &mut self,
-        alterations: &[crate::client::TopicConfigChanges],
+        alterations: &[TopicConfigChanges],
     ) -> Result<Vec<TopicOutcome>> {
         self.runtime
             .block_on(self.client.alter_topic_configs(alterations))
@@ -193,8 +194,8 @@ impl Cluster {
         &mut self,
     ) -> Result<
         Vec<(
-            crate::client::brokers::BrokerNode,
-            Result<Vec<crate::client::brokers::ApiVersionSupport>>,
+            crate::kafka::brokers::BrokerNode,
+            Result<Vec<crate::kafka::brokers::ApiVersionSupport>>,
         )>,
     > {
         self.runtime.block_on(self.client.broker_api_versions())

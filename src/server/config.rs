@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::client::configs::{ConfigSource, ConfigSynonym, DescribedConfig};
+use crate::kafka::configs::{ConfigSource, ConfigSynonym, DescribedConfig};
+use crate::kafka::topic_config;
 
 /// Kafka's default `message.max.bytes`: the largest record batch a produce may carry.
 const DEFAULT_MESSAGE_MAX_BYTES: i32 = 1_048_588;
@@ -73,12 +74,18 @@ fn default_of(key: &str) -> Option<String> {
         "auto.create.topics.enable" => "true".to_string(),
         "message.max.bytes" => DEFAULT_MESSAGE_MAX_BYTES.to_string(),
         "log.retention.hours" => "168".to_string(),
-        "log.retention.bytes" => "-1".to_string(),
-        "log.segment.bytes" => "1073741824".to_string(),
+        // The topic configs' defaults, whose cluster-wide property these are.
+        "log.retention.bytes" => topic_default("retention.bytes"),
+        "log.segment.bytes" => topic_default("segment.bytes"),
         "group.consumer.heartbeat.interval.ms" => DEFAULT_CONSUMER_HEARTBEAT_MS.to_string(),
         "group.consumer.session.timeout.ms" => DEFAULT_CONSUMER_SESSION_MS.to_string(),
         _ => return None,
     })
+}
+
+/// The documented default of a topic config.
+fn topic_default(name: &str) -> String {
+    topic_config::find(name).map_or_else(String::new, |def| def.default.to_string())
 }
 
 /// Every broker property the server reads (the others are accepted and ignored, as a Kafka

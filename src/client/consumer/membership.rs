@@ -10,36 +10,14 @@ use std::collections::BTreeMap;
 
 use super::source::Source;
 use super::{GroupProtocol, GroupSettings};
-use crate::assignor::TopicPartition;
 use crate::client::Result;
+pub use crate::kafka::groups::AssignmentChange;
 use crate::local::LocalError;
 use crate::local::group::{Member, MemberConfig};
 use crate::remote::fetch::Fetcher;
 use crate::remote::membership::classic::GroupMember;
 use crate::remote::membership::consumer::ConsumerMember;
 use crate::remote::membership::{Consuming, MemberSettings, Positions};
-
-/// What a poll changed in the partitions a group member owns. Apply `revoked` first, then
-/// `acquired` (after fencing, a partition can be in both).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AssignmentChange {
-    /// Newly owned partitions and the group's committed offset for each (`None`: nothing
-    /// committed, apply `auto.offset.reset`).
-    pub acquired: Vec<(TopicPartition, Option<i64>)>,
-    /// Partitions no longer owned. Unless `fenced`, their positions were committed first (on a
-    /// cluster, when auto-commit is on).
-    pub revoked: Vec<TopicPartition>,
-    /// The member had been evicted: everything it owned was revoked without a commit, and it
-    /// rejoined.
-    pub fenced: bool,
-}
-
-impl AssignmentChange {
-    /// True if nothing changed.
-    pub fn is_empty(&self) -> bool {
-        self.acquired.is_empty() && self.revoked.is_empty() && !self.fenced
-    }
-}
 
 /// A consumer's membership of one group, on either backend.
 #[derive(Debug)]

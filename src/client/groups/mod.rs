@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::offsets::{self, OffsetSpec};
 use super::{Backend, Client, Result};
 pub use crate::assignor::TopicPartition;
+pub use crate::kafka::groups::{CommittedOffset, GROUP_SUBSCRIBED_TO_TOPIC};
 use crate::local::group::GroupDescription as LocalGroup;
 use crate::local::logdir::LOCAL_NODE_ID;
 use crate::local::{LocalError, LogDir};
@@ -21,20 +22,8 @@ const GROUP_ID_NOT_FOUND: i16 = 69;
 /// GROUP_SUBSCRIBED_TO_TOPIC.
 const GROUP_SUBSCRIBED_TO_TOPIC_CODE: i16 = 86;
 
-/// Kafka's message for `GROUP_SUBSCRIBED_TO_TOPIC`.
-pub const GROUP_SUBSCRIBED_TO_TOPIC: &str = "Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it.";
-
 /// A topic and a partition number as the user wrote it (possibly negative or out of range).
 pub type Tp = (String, i64);
-
-/// A committed offset of one partition.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CommittedOffset {
-    /// The next offset the group will consume.
-    pub offset: i64,
-    /// The leader epoch of the committed record, when known.
-    pub leader_epoch: Option<i32>,
-}
 
 /// What Kafka refused for one group or partition: its error code, and the backend's own text
 /// when it has one (else Kafka's standard text for the code applies).

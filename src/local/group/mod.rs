@@ -70,8 +70,7 @@ pub use crate::assignor::TopicPartition;
 /// The assignor name the embedded log reports, as Kafka's `RangeAssignor` does.
 pub const RANGE_PROTOCOL: &str = "range";
 
-pub use crate::client::consumer::AssignmentChange;
-pub use crate::client::groups::{CommittedOffset, GROUP_SUBSCRIBED_TO_TOPIC};
+pub use crate::kafka::groups::{AssignmentChange, CommittedOffset, GROUP_SUBSCRIBED_TO_TOPIC};
 
 /// A group's state, named as Kafka names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

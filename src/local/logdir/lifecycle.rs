@@ -9,7 +9,7 @@ use std::path::Path;
 use base64::Engine;
 
 use super::{LogDir, MAX_FILE_NAME, TOPICS_DIR, TopicMeta, sync_dir};
-use crate::client::topic_name;
+use crate::kafka::topic_name;
 use crate::local::board::Slot;
 use crate::local::error::{IoContext, LocalError, Result};
 use crate::local::lock::LockMode;

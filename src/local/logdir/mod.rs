@@ -28,7 +28,7 @@ use super::error::{IoContext, LocalError, Result};
 use super::lock::{FileLock, LockMode};
 use super::partition::{PARTITION_METADATA, PartitionConfig, PartitionLog, RepairReport};
 use super::segment::{LOG_SUFFIX, segment_path};
-use crate::client::{topic_config, topic_name};
+use crate::kafka::{topic_config, topic_name};
 
 /// What [`LogDir::repair_topic`] did to one partition.
 #[derive(Debug)]

@@ -25,7 +25,7 @@ use super::protocol::api::Api;
 
 pub use crate::assignor::TopicPartition;
 /// What a poll changed, and a topic and partition: the same types as on the embedded log.
-pub use crate::client::consumer::AssignmentChange;
+pub use crate::kafka::groups::AssignmentChange;
 
 /// ILLEGAL_GENERATION.
 const ILLEGAL_GENERATION: i16 = 22;

@@ -54,7 +54,7 @@ use super::Cluster;
 use super::admin::Client;
 use super::error::{RemoteError, Result};
 use super::net::connection::{ClientConfig, Connection};
-use crate::client::ProducerSettings;
+use crate::kafka::producer::ProducerSettings;
 use crate::record::BatchHeader;
 
 /// UNKNOWN_TOPIC_OR_PARTITION.

@@ -12,7 +12,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 
 use super::{LEADER_NOT_AVAILABLE, MAX_BACKOFF, UNKNOWN_TOPIC, is_retriable};
-use crate::client::ProducerSettings;
+use crate::kafka::producer::ProducerSettings;
 use crate::remote::admin::Client;
 use crate::remote::error::{RemoteError, Result};
 use crate::remote::net::connection::{ClientConfig, Connection};

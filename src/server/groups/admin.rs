@@ -20,7 +20,6 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::Encodable;
 
-use crate::client::ClientError;
 use crate::local::LocalError;
 use crate::local::group::{GroupDescription, GroupStore, TopicPartition};
 use crate::server::broker::Broker;
@@ -123,7 +122,7 @@ pub async fn list_groups(
     let groups = match found {
         Ok(groups) => groups,
         Err(e) => {
-            let code = error_code(&ClientError::from(e));
+            let code = error_code(&e);
             return Some(ListGroupsResponse::default().with_error_code(code));
         }
     };
@@ -191,7 +190,7 @@ pub async fn describe_groups(
             Ok(None) => missing_group(id, version),
             Err(e) => DescribedGroup::default()
                 .with_group_id(id)
-                .with_error_code(error_code(&ClientError::from(e))),
+                .with_error_code(error_code(&e)),
         });
     }
     let described = described
@@ -342,7 +341,7 @@ pub async fn delete_groups(
                 Ok(()) => 0,
                 Err(LocalError::GroupNotEmpty { .. }) => ResponseError::NonEmptyGroup.code(),
                 Err(LocalError::GroupNotFound(_)) => ResponseError::GroupIdNotFound.code(),
-                Err(e) => error_code(&ClientError::from(e)),
+                Err(e) => error_code(&e),
             }
         };
         if code == ResponseError::NonEmptyGroup.code() {

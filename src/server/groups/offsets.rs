@@ -32,7 +32,6 @@ use kafka_protocol::protocol::Decodable;
 
 use super::Entry;
 use super::group::State;
-use crate::client::ClientError;
 use crate::local::LocalError;
 use crate::local::group::{CommittedOffset, TopicPartition};
 use crate::server::broker::Broker;
@@ -147,7 +146,7 @@ fn known_partitions(
                     broker.log.warn(&format!(
                         "Cannot look up topic {topic} for an offset commit: {e}"
                     ));
-                    error_code(&ClientError::from(e))
+                    error_code(&e)
                 })
         });
         let partition = count.map(|n| {
@@ -214,7 +213,7 @@ fn write(
             broker
                 .log
                 .warn(&format!("Cannot commit offsets of group {name}: {e}"));
-            error_code(&ClientError::from(e))
+            error_code(&e)
         }
     }
 }
@@ -284,7 +283,7 @@ pub async fn fetch(
     let group = request.group_id.0.to_string();
     let (topics, code) = blocking(move || match store.committed(&group) {
         Ok(committed) => (lookup(&committed, wanted), 0),
-        Err(e) => (Vec::new(), error_code(&ClientError::from(e))),
+        Err(e) => (Vec::new(), error_code(&e)),
     })
     .await;
     let topics = topics
@@ -323,7 +322,7 @@ fn group_offsets(
     let response = OffsetFetchResponseGroup::default().with_group_id(id.clone());
     let committed = match store.committed(&id.0) {
         Ok(committed) => committed,
-        Err(e) => return response.with_error_code(error_code(&ClientError::from(e))),
+        Err(e) => return response.with_error_code(error_code(&e)),
     };
     let topics = lookup(&committed, wanted)
         .into_iter()
@@ -411,7 +410,7 @@ pub async fn delete(
             return Some(OffsetDeleteResponse::default().with_error_code(code));
         }
         Err(e) => {
-            let code = error_code(&ClientError::from(e));
+            let code = error_code(&e);
             return Some(OffsetDeleteResponse::default().with_error_code(code));
         }
     }

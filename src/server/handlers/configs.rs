@@ -14,27 +14,27 @@ use kafka_protocol::messages::{
 };
 
 use super::{blocking, error_code, str_bytes};
-use crate::client::configs::{ConfigResource, DescribedConfig};
-use crate::client::{ClientError, ConfigChange};
+use crate::kafka::configs::{ConfigChange, ConfigResource, DescribedConfig};
+use crate::local::LocalError;
 use crate::local::configs as local_configs;
 use crate::local::logdir::LOCAL_NODE_ID;
 use crate::server::broker::Broker;
 
 /// The resource a request names, with this server's id standing for the embedded log's node.
-fn resource(broker: &Broker, kind: i8, name: &str) -> Result<ConfigResource, ClientError> {
+fn resource(broker: &Broker, kind: i8, name: &str) -> Result<ConfigResource, LocalError> {
     match kind {
         2 => Ok(ConfigResource::Topic(name.to_string())),
         4 if name.is_empty() => Ok(ConfigResource::BrokerDefaults),
         4 => match name.parse::<i32>() {
             Ok(id) if id == broker.config.node_id => Ok(ConfigResource::Broker(LOCAL_NODE_ID)),
             Ok(id) => Ok(ConfigResource::Broker(id)),
-            Err(_) => Err(ClientError::kafka(
+            Err(_) => Err(LocalError::kafka(
                 ResponseError::InvalidRequest,
                 format!("Invalid broker id {name}"),
             )),
         },
         32 => Ok(ConfigResource::Group(name.to_string())),
-        _ => Err(ClientError::kafka(
+        _ => Err(LocalError::kafka(
             ResponseError::InvalidRequest,
             format!("Unsupported resource type {kind}"),
         )),
@@ -83,7 +83,7 @@ pub async fn describe(
 fn described(
     broker: &Broker,
     resource: &ConfigResource,
-) -> Result<Vec<DescribedConfig>, ClientError> {
+) -> Result<Vec<DescribedConfig>, LocalError> {
     let mut configs = local_configs::describe(&broker.dir, resource)?;
     if *resource == ConfigResource::Broker(LOCAL_NODE_ID) {
         let dynamic: Vec<String> = configs.iter().map(|c| c.name.clone()).collect();
@@ -162,7 +162,7 @@ pub async fn alter(
 
 /// One IncrementalAlterConfigs operation: 0 set, 1 delete; append and subtract (for list
 /// configs) are refused.
-fn change(op: i8, name: &str, value: Option<&str>) -> Result<ConfigChange, ClientError> {
+fn change(op: i8, name: &str, value: Option<&str>) -> Result<ConfigChange, LocalError> {
     match op {
         0 => Ok(ConfigChange::Set {
             name: name.to_string(),
@@ -171,7 +171,7 @@ fn change(op: i8, name: &str, value: Option<&str>) -> Result<ConfigChange, Clien
         1 => Ok(ConfigChange::Delete {
             name: name.to_string(),
         }),
-        _ => Err(ClientError::kafka(
+        _ => Err(LocalError::kafka(
             ResponseError::InvalidRequest,
             format!(
                 "config operation {op} (APPEND or SUBTRACT) on {name} is not supported by kafka-server-start; use SET"

@@ -20,7 +20,6 @@ use kafka_protocol::messages::{FetchRequest, FetchResponse, TopicName};
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::{Refusal, blocking, error_code, partition_of, served_topic, str_bytes};
-use crate::client::ClientError;
 use crate::local::LocalError;
 use crate::server::broker::{Broker, FETCH_BUDGET_BYTES, ServedPartition};
 
@@ -170,7 +169,6 @@ fn read_partition(
             // consumer raises it), where KAFKA_STORAGE_ERROR would have them retry forever.
             // The batches before the damage were served by the fetches before this one.
             let damaged = matches!(e, LocalError::Corrupt { .. });
-            let e = ClientError::from(e);
             if e.kind() != Some(ResponseError::OffsetOutOfRange) {
                 broker
                     .log

@@ -18,8 +18,7 @@ use kafka_protocol::messages::{
 };
 
 use super::{blocking, error_code, str_bytes, topic_id_text, topic_uuid};
-use crate::client::ClientError;
-use crate::client::topic_name;
+use crate::kafka::topic_name;
 use crate::local::TopicMeta;
 use crate::server::broker::Broker;
 
@@ -107,7 +106,7 @@ fn find(broker: &Broker, name: &str, auto_create: bool) -> Result<TopicMeta, i16
         return Err(ResponseError::InvalidTopicException.code());
     }
     let unknown = ResponseError::UnknownTopicOrPartition.code();
-    let storage = |e| error_code(&ClientError::from(e));
+    let storage = |e| error_code(&e);
     match broker.topic(name).map_err(storage)? {
         Some(meta) => Ok(meta),
         None if auto_create => broker.auto_create(name).map_err(storage)?.ok_or(unknown),

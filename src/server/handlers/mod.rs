@@ -30,7 +30,6 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::broker::{Broker, ServedPartition};
 use super::dispatch::api_versions_response;
-use crate::client::ClientError;
 use crate::local::{LocalError, TopicMeta};
 
 /// Runs file work on a blocking thread.
@@ -42,16 +41,17 @@ pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
     }
 }
 
-/// Kafka's error code for an embedded-log or client error: its kind when it has one, else
+/// Kafka's error code for an embedded-log error: its kind when it has one, else
 /// KAFKA_STORAGE_ERROR for a file problem, else UNKNOWN_SERVER_ERROR.
-pub fn error_code(e: &ClientError) -> i16 {
+pub fn error_code(e: &LocalError) -> i16 {
     match e.kind() {
         Some(kind) => kind.code(),
         None => match e {
-            ClientError::Local(LocalError::Io { .. } | LocalError::Corrupt { .. }) => {
+            LocalError::Io { .. } | LocalError::Corrupt { .. } => {
                 ResponseError::KafkaStorageError.code()
             }
-            ClientError::Local(LocalError::Invalid(_)) => ResponseError::InvalidRequest.code(),
+            LocalError::Invalid(_) => ResponseError::InvalidRequest.code(),
+            LocalError::Context { source, .. } => error_code(source),
             _ => ResponseError::UnknownServerError.code(),
         },
     }
@@ -93,7 +93,6 @@ pub fn partition_of(
 }
 
 fn storage(e: LocalError) -> Refusal {
-    let e = ClientError::from(e);
     let kind =
         ResponseError::try_from_code(error_code(&e)).unwrap_or(ResponseError::KafkaStorageError);
     (kind, e.to_string())

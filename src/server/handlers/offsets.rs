@@ -11,7 +11,6 @@ use kafka_protocol::messages::list_offsets_response::{
 use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse, TopicName};
 
 use super::{blocking, error_code, served_partition, str_bytes};
-use crate::client::ClientError;
 use crate::local::{LocalError, PartitionLog, Snapshot};
 use crate::record::{BatchIter, for_each_record};
 use crate::server::broker::Broker;
@@ -67,7 +66,7 @@ fn answer(
         Err(LocalError::Invalid(_)) => {
             response.with_error_code(ResponseError::UnsupportedVersion.code())
         }
-        Err(e) => response.with_error_code(error_code(&ClientError::from(e))),
+        Err(e) => response.with_error_code(error_code(&e)),
     }
 }
 

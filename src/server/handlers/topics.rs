@@ -13,13 +13,14 @@ use kafka_protocol::messages::{
 };
 
 use super::{blocking, error_code, str_bytes, topic_id_text, topic_uuid};
-use crate::client::{ClientError, NewTopic, PartitionIncrease, topic_config};
-use crate::local::admin;
+use crate::kafka::topic_config;
+use crate::kafka::topics::{NewTopic, PartitionIncrease};
 use crate::local::logdir::LOCAL_NODE_ID;
+use crate::local::{LocalError, admin};
 use crate::server::broker::Broker;
 
 /// A response's error code and message for an outcome.
-fn outcome(result: &Result<(), ClientError>) -> (i16, Option<String>) {
+fn outcome(result: &Result<(), LocalError>) -> (i16, Option<String>) {
     match result {
         Ok(()) => (0, None),
         Err(e) => (error_code(e), Some(e.to_string())),
@@ -96,15 +97,15 @@ pub async fn create(
     Some(CreateTopicsResponse::default().with_topics(topics))
 }
 
-fn create_one(broker: &Broker, topic: &NewTopic, validate_only: bool) -> Result<(), ClientError> {
-    let invalid_config = |m: String| ClientError::kafka(ResponseError::InvalidConfig, m);
+fn create_one(broker: &Broker, topic: &NewTopic, validate_only: bool) -> Result<(), LocalError> {
+    let invalid_config = |m: String| LocalError::kafka(ResponseError::InvalidConfig, m);
     let configs = topic.configs.iter().cloned().collect();
     topic_config::validate_all(&configs).map_err(invalid_config)?;
     if validate_only {
-        crate::client::topic_name::validate(&topic.name)
-            .map_err(|m| ClientError::kafka(ResponseError::InvalidTopicException, m))?;
+        crate::kafka::topic_name::validate(&topic.name)
+            .map_err(|m| LocalError::kafka(ResponseError::InvalidTopicException, m))?;
         if broker.dir.topic(&topic.name)?.is_some() {
-            return Err(ClientError::kafka(
+            return Err(LocalError::kafka(
                 ResponseError::TopicAlreadyExists,
                 format!("Topic '{}' already exists.", topic.name),
             ));

@@ -1,0 +1,15 @@
+//! Kafka's shared vocabulary, below the client and every backend: topic names and their rules,
+//! the topic config table, config resources and entries, topic and broker descriptions, group
+//! offsets and assignment changes, producer settings.
+//!
+//! Plain types and pure functions: no I/O and no backend. `client`, `local`, `remote` and
+//! `server` all build on it, so that none of them imports another's types (the client
+//! re-exports these under its own paths as well).
+
+pub mod brokers;
+pub mod configs;
+pub mod groups;
+pub mod producer;
+pub mod topic_config;
+pub mod topic_name;
+pub mod topics;
