@@ -356,6 +356,19 @@ impl Fetcher {
                             .collect(),
                     }),
                     1 => Fetched::OutOfRange,
+                    // CORRUPT_MESSAGE: damage in the broker's log at the fetch offset. Kafka
+                    // counts it retriable, but its consumer stops on it with this message: a
+                    // retry reads the same damage again, forever.
+                    CORRUPT_MESSAGE => {
+                        let offset = entries.iter().find(|e| e.0 == tp).map_or(-1, |e| e.1);
+                        return Err(RemoteError::broker(
+                            CORRUPT_MESSAGE,
+                            Some(&format!(
+                                "Encountered corrupt message when fetching offset {offset} for topic-partition {}-{}",
+                                tp.0, tp.1
+                            )),
+                        ));
+                    }
                     code if retriable(code) => {
                         self.stale = true;
                         Fetched::Retry
@@ -370,6 +383,9 @@ impl Fetcher {
         Ok(Some(out))
     }
 }
+
+/// CORRUPT_MESSAGE.
+const CORRUPT_MESSAGE: i16 = 2;
 
 /// Errors Kafka's consumer retries after refreshing metadata (NOT_LEADER_OR_FOLLOWER,
 /// UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, FENCED/UNKNOWN_LEADER_EPOCH, ...).

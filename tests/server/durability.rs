@@ -85,3 +85,60 @@ fn batches_sent_again_after_a_kill_are_written_once() {
     let expected: String = (0..8).map(|n| format!("record {n}\n")).collect();
     assert_eq!(k.consume("again", 100, &[]), expected);
 }
+
+/// Damage in an older segment, read through the server (issue 24, item 7): the records before
+/// it are served, then the fetch at the damage is answered CORRUPT_MESSAGE and logged, and our
+/// consumer stops on it as Kafka's does, naming the offset (it retried forever, silently).
+#[test]
+fn damage_is_served_up_to_the_bad_batch_then_refused() {
+    let k = Kafkit::new();
+    k.ok(
+        "kafka-topics",
+        &[
+            "--create",
+            "--topic",
+            "d",
+            "--config",
+            "segment.bytes=1048576",
+        ],
+        None,
+    );
+    let line = "x".repeat(999);
+    let input: String = (0..1000).map(|_| format!("{line}\n")).collect();
+    for _ in 0..3 {
+        k.produce("d", &[], input.as_bytes());
+    }
+    let first = k.log_dir().join("d-0/00000000000000000000.log");
+    assert!(k.log_dir().join("d-0/00000000000000001000.log").exists());
+    let mut bytes = std::fs::read(&first).unwrap();
+    bytes[600_000] ^= 0xff;
+    std::fs::write(&first, bytes).unwrap();
+
+    let server = Server::start(k.log_dir(), &[]);
+    let out = k.run(
+        "kafka-console-consumer",
+        &[
+            "--bootstrap-server",
+            &server.bootstrap,
+            "--topic",
+            "d",
+            "--from-beginning",
+            "--timeout-ms",
+            "60000",
+        ],
+        None,
+    );
+    let printed = String::from_utf8_lossy(&out.stdout).lines().count();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(printed > 500 && printed < 1000, "printed {printed}: {err}");
+    assert!(
+        err.contains(&format!(
+            "Encountered corrupt message when fetching offset {printed} for topic-partition d-0"
+        )),
+        "{err}"
+    );
+    wait_for("the server to log the damage", || {
+        server.stderr().contains("00000000000000000000.log at byte")
+    });
+}
