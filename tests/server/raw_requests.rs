@@ -3,8 +3,9 @@
 //! Malformed record batches in Produce requests: each is refused with Kafka's error code,
 //! nothing of it is written, and the partition stays readable by kcat, the Java consumer and
 //! `--log-dir` (one stored batch that no reader can parse would hide every record after it).
-//! And the limits Kafka checks: acks outside -1, 0 and 1, a Fetch limit of 0 bytes; commits
-//! for partitions that do not exist; clients that pipeline fetches and never read the answers.
+//! And the limits Kafka checks: acks outside -1, 0 and 1, a Fetch limit of 0 bytes or below 0;
+//! commits for partitions that do not exist; clients that pipeline fetches and never read the
+//! answers.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -269,6 +270,24 @@ fn acks_outside_kafkas_three_and_a_zero_fetch_limit_are_answered_as_kafka_does()
     assert_eq!(fetch(b, "t", 0, 0).len(), batch);
     assert_eq!(fetch(b, "t", 1 << 20, 0).len(), batch);
     assert_eq!(fetch(b, "t", 1 << 20, 1 << 20).len(), 2 * batch);
+    // A negative limit is an error, as Kafka's log read raises one (UNKNOWN_SERVER_ERROR).
+    for (max_bytes, partition_max_bytes) in [(-5, 1 << 20), (1 << 20, -5)] {
+        let request = fetch_request("t", max_bytes, partition_max_bytes);
+        let mut answer = call(b, ApiKey::Fetch, FETCH_VERSION, &request);
+        let response = FetchResponse::decode(&mut answer, FETCH_VERSION).unwrap();
+        let partition = &response.responses[0].partitions[0];
+        assert_eq!(
+            partition.error_code,
+            ResponseError::UnknownServerError.code(),
+            "{max_bytes} {partition_max_bytes}"
+        );
+        assert!(partition.records.as_ref().is_none_or(|r| r.is_empty()));
+    }
+    assert!(
+        server.stderr().contains("Invalid max size -5"),
+        "{}",
+        server.stderr()
+    );
 }
 
 /// librdkafka's consumer of the new protocol sends an empty SubscribedTopicRegex with its topic

@@ -52,6 +52,8 @@ pub async fn handle(
             })
             .collect(),
     );
+    // A negative limit fails each partition's read, as in Kafka (see `read_all`).
+    let negative_max = (request.max_bytes < 0).then_some(request.max_bytes);
     // One response may take a quarter of the budget, so that a few clients are served at once.
     let max_bytes = (request.max_bytes.max(0) as usize).min(FETCH_BUDGET_BYTES / 4);
     let min_bytes = request.min_bytes.max(0) as usize;
@@ -63,7 +65,8 @@ pub async fn handle(
             .await
             .expect("the fetch budget is never closed");
         let (b, w) = (Arc::clone(broker), Arc::clone(&wanted));
-        let (topics, bytes, errors) = blocking(move || read_all(&b, &w, max_bytes)).await;
+        let (topics, bytes, errors) =
+            blocking(move || read_all(&b, &w, max_bytes, negative_max)).await;
         let now = Instant::now();
         // min_bytes 0 answers at once, as in Kafka.
         if bytes >= min_bytes || errors || now >= deadline {
@@ -88,11 +91,14 @@ fn kib(bytes: usize) -> u32 {
 }
 
 /// Reads every partition asked for; returns the topics, the bytes read and whether any
-/// partition answered with an error (which ends the wait, as in Kafka).
+/// partition answered with an error (which ends the wait, as in Kafka). A negative limit, the
+/// request's (`negative_max`) or a partition's, fails that partition's read with
+/// UNKNOWN_SERVER_ERROR and a log line, as Kafka's log read raises "Invalid max size".
 fn read_all(
     broker: &Broker,
     wanted: &[(String, Vec<Wanted>)],
     max_bytes: usize,
+    negative_max: Option<i32>,
 ) -> (Vec<FetchableTopicResponse>, usize, bool) {
     let mut total = 0;
     let mut errors = false;
@@ -104,6 +110,13 @@ fn read_all(
             let partitions = parts
                 .iter()
                 .map(|&(index, offset, limit)| {
+                    if let Some(size) = negative_max.or((limit < 0).then_some(limit)) {
+                        broker.log.error(&format!(
+                            "Fetch from {topic}-{index} failed: Invalid max size {size}"
+                        ));
+                        errors = true;
+                        return refused(index, ResponseError::UnknownServerError.code());
+                    }
                     // The first data of the response may exceed the total limit and the
                     // partition's, even a limit of 0, so that a consumer always makes progress
                     // (as in Kafka); after that a partition gets what is left.
@@ -130,6 +143,18 @@ fn read_all(
     (topics, total, errors)
 }
 
+/// A partition's answer without records, with this error code.
+fn refused(index: i32, code: i16) -> PartitionData {
+    PartitionData::default()
+        .with_partition_index(index)
+        .with_error_code(code)
+        .with_high_watermark(-1)
+        .with_last_stable_offset(-1)
+        .with_log_start_offset(-1)
+        .with_aborted_transactions(Some(Vec::new()))
+        .with_records(Some(Bytes::new()))
+}
+
 fn read_partition(
     broker: &Broker,
     topic: &str,
@@ -138,14 +163,8 @@ fn read_partition(
     offset: i64,
     room: usize,
 ) -> PartitionData {
-    let empty = PartitionData::default()
-        .with_partition_index(index)
-        .with_high_watermark(-1)
-        .with_last_stable_offset(-1)
-        .with_log_start_offset(-1)
-        .with_aborted_transactions(Some(Vec::new()))
-        .with_records(Some(Bytes::new()));
-    let failed = |code: i16| empty.clone().with_error_code(code);
+    let empty = refused(index, 0);
+    let failed = |code: i16| refused(index, code);
     let partition = match partition {
         Ok(partition) => partition,
         Err((kind, _)) => return failed(kind.code()),
