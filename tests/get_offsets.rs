@@ -264,3 +264,28 @@ fn broker_api_versions_says_the_embedded_log_has_no_broker() {
     assert!(!dir.exists(), "nothing is created");
     assert!(!k.path("kafkit-format").exists());
 }
+
+/// A query writes nothing (issue 24, item 11): asking an empty partition for its offsets, or
+/// describing its topic (which applies retention), leaves its files as they were, but for the
+/// lock file a reader's lock makes.
+#[test]
+fn queries_of_an_empty_partition_write_nothing() {
+    let k = Kafkit::new();
+    k.ok("kafka-topics", &["--create", "--topic", "e"], None);
+    let files = || {
+        let mut names: Vec<String> = std::fs::read_dir(k.log_dir().join("e-0"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name != ".lock")
+            .collect();
+        names.sort();
+        names
+    };
+    let before = files();
+    assert_eq!(before, ["00000000000000000000.log", "partition.metadata"]);
+    for time in ["-1", "-2", "-3", "0"] {
+        k.ok(TOOL, &["--topic", "e", "--time", time], None);
+    }
+    k.ok("kafka-topics", &["--describe", "--topic", "e"], None);
+    assert_eq!(files(), before);
+}

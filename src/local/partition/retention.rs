@@ -20,6 +20,15 @@ impl PartitionLog {
     /// tail first, as any writer does).
     pub fn apply_retention(&self, config: &PartitionConfig) -> Result<()> {
         config.validate()?;
+        // An empty partition holds nothing to remove: a query that applies retention
+        // (describe, get-offsets) writes nothing to it, not even the lock file or the indexes a
+        // recovery makes. Looked at before locking: records appended meanwhile are new, and
+        // the next look sees them.
+        let first_log = segment_path(&self.dir, 0, LOG_SUFFIX);
+        if self.segment_bases()? == [0] && std::fs::metadata(&first_log).is_ok_and(|m| m.len() == 0)
+        {
+            return Ok(());
+        }
         let _lock = self.lock(LockMode::Exclusive)?;
         let bases = self.segment_bases()?;
         let mut active = Active::recover(&self.dir, bases[bases.len() - 1], config)?;
