@@ -1266,3 +1266,33 @@ fn damage_in_an_older_segment_serves_the_records_before_it() {
     assert!(err.contains("00000000000000000000.log at byte"), "{err}");
     assert!(err.contains("kafka-topics --repair --topic d"), "{err}");
 }
+
+/// A partition that a topic created now would not have (issue 24, item 11): the consumer
+/// refuses before it creates the topic, so the failed command leaves nothing behind; one that
+/// it would have is read from the topic created for it, as before.
+#[test]
+fn a_partition_past_an_auto_created_topic_creates_nothing() {
+    let k = Kafkit::new();
+    let err = k.fails(
+        C,
+        &[
+            "--topic",
+            "nosuch",
+            "--partition",
+            "5",
+            "--timeout-ms",
+            "200",
+        ],
+        None,
+        1,
+    );
+    assert!(err.contains("partition 5 would not exist"), "{err}");
+    // (Kafka's tool prints an empty line for no topics.)
+    assert_eq!(k.ok("kafka-topics", &["--list"], None), "\n");
+    k.ok(
+        C,
+        &["--topic", "made", "--partition", "0", "--timeout-ms", "200"],
+        None,
+    );
+    assert_eq!(k.ok("kafka-topics", &["--list"], None), "made\n");
+}

@@ -489,6 +489,23 @@ impl Consumer {
         }
         if !new.is_empty() {
             let auto_create = self.config.allow_auto_create_topics;
+            if auto_create
+                && let Subscription::Partition {
+                    topic, partition, ..
+                } = &self.config.subscription
+                && !self.source.has_topic(topic)?
+                && let Some(count) = self.source.auto_created_partitions()?
+                && *partition >= count
+            {
+                // Created now, the topic would not have the partition asked for: refuse before
+                // creating anything, rather than fail after.
+                return Err(ClientError::kafka(
+                    kafka_protocol::ResponseError::UnknownTopicOrPartition,
+                    format!(
+                        "Topic '{topic}' does not exist, and created now it would have {count} partition(s) (num.partitions); partition {partition} would not exist: create it with kafka-topics --create --partitions"
+                    ),
+                ));
+            }
             existing.extend(self.source.topics(Some(&new), auto_create)?);
         }
         Ok(existing)

@@ -79,6 +79,15 @@ impl Source {
         }
     }
 
+    /// How many partitions a topic the consumer has created gets, where that is known: the
+    /// embedded log's `num.partitions` (a broker applies its own).
+    pub fn auto_created_partitions(&self) -> Result<Option<u32>> {
+        match self {
+            Source::Local(local) => Ok(Some(local.dir.default_partitions()?)),
+            Source::Remote(_) => Ok(None),
+        }
+    }
+
     /// Whether `topic` exists (the embedded log; a cluster's fetch says so itself).
     pub fn has_topic(&self, topic: &str) -> Result<bool> {
         match self {
