@@ -458,3 +458,23 @@ fn bad_invocations_change_nothing() {
     }
     assert_eq!(k.files(), before, "a bad invocation changed the log dir");
 }
+
+/// A topic name Kafka refuses fails the consumer test before it joins its group (issue 24,
+/// item 11): the failed command leaves no group directory behind.
+#[test]
+fn an_invalid_topic_name_leaves_no_group_behind() {
+    let k = Kafkit::new();
+    k.ok("kafka-topics", &["--create", "--topic", "t"], None);
+    let err = k.fails(
+        CONSUMER,
+        &["--topic", "bad/x", "--num-records", "10"],
+        None,
+        1,
+    );
+    assert!(err.contains("Topic name is invalid: 'bad/x'"), "{err}");
+    let groups = k.log_dir().join("groups");
+    let left: Vec<_> = std::fs::read_dir(&groups)
+        .map(|d| d.map(|e| e.unwrap().file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -123,7 +123,11 @@ fn options(m: &ArgMatches) -> Result<Options, CliError> {
     let (props, group) = consumer_properties(m)?;
     super::client_config::validate(super::client_config::Client::Consumer, &props)?;
     let subscription = match (m.get_one::<String>("topic"), m.get_one::<String>("include")) {
-        (Some(topic), _) => Subscription::Topic(topic.clone()),
+        (Some(topic), _) => {
+            // Checked before the group is joined, so that a bad name leaves no group behind.
+            crate::client::topic_name::validate(topic).map_err(|e| anyhow::anyhow!(e))?;
+            Subscription::Topic(topic.clone())
+        }
         (None, Some(re)) => Subscription::Pattern(
             TopicPattern::whole_names(re)
                 .map_err(|why| CliError::Usage(format!("{re} is an invalid regex. ({why})")))?,
