@@ -202,8 +202,14 @@ impl Throttler {
         if self.target < 0.0 {
             return Throttle::Go;
         }
-        let elapsed = (now - self.start) as f32 / 1000.0;
-        if elapsed <= 0.0 || f64::from(sent as f32 / elapsed) <= self.target {
+        if now < self.start {
+            return Throttle::Go;
+        }
+        // Within the first millisecond the rate counts as over that millisecond, so that the
+        // throttle holds from the first record: a fast sender put hundreds of records into
+        // a millisecond that Kafka's tool (elapsed 0: no throttle) sends few in.
+        let elapsed = (now - self.start).max(1) as f32 / 1000.0;
+        if f64::from(sent as f32 / elapsed) <= self.target {
             return Throttle::Go;
         }
         if self.target == 0.0 {
@@ -289,6 +295,8 @@ mod tests {
     fn throttle_sleeps_once_ahead_of_the_target() {
         let mut t = Throttler::new(100.0, 0);
         assert_eq!(t.after(0, 0), Throttle::Go);
+        // From the first record: one sent within the first millisecond is 1,000 a second.
+        assert_eq!(t.after(1, 0), Throttle::Sleep(Duration::from_millis(10)));
         assert_eq!(t.after(5, 1000), Throttle::Go);
         assert_eq!(
             t.after(500, 1000),
