@@ -466,3 +466,23 @@ fn bad_invocations_change_nothing() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--offset-json-file"));
 }
+
+/// A delete in a log directory that holds no topics yet fails for each partition and creates
+/// nothing (issue 24, item 11): it made the directory a log directory.
+#[test]
+fn a_new_log_dir_stays_untouched() {
+    let k = Kafkit::new();
+    let dir = tempfile::tempdir().unwrap();
+    let file = offsets_file(dir.path(), "nosuch", &[("nosuch", 0, 1)]);
+    let out = k.run(TOOL, &["--offset-json-file", &file], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).contains("partition: nosuch-0\terror: org.apache.kafka.common.errors.UnknownTopicOrPartitionException"),
+        "{}",
+        text(&out.stdout)
+    );
+    let entries: Vec<_> = std::fs::read_dir(k.log_dir())
+        .map(|d| d.map(|e| e.unwrap().file_name()).collect())
+        .unwrap_or_default();
+    assert!(entries.is_empty(), "{entries:?}");
+}

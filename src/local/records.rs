@@ -18,7 +18,11 @@ pub fn delete_records(
     dir: &LogDir,
     offsets: &BTreeMap<(String, i32), i64>,
 ) -> Result<BTreeMap<(String, i32), Result<i64>>> {
-    let _lock = dir.lock(LockMode::Shared)?;
+    // A new directory holds no topics: every partition is unknown, and nothing is created.
+    let _lock = match dir.is_formatted() {
+        true => Some(dir.lock(LockMode::Shared)?),
+        false => None,
+    };
     let mut topics: BTreeMap<&str, Option<TopicMeta>> = BTreeMap::new();
     let mut out = BTreeMap::new();
     for ((topic, partition), &offset) in offsets {

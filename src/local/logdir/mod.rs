@@ -127,6 +127,12 @@ impl LogDir {
         })
     }
 
+    /// Whether the directory is a log directory yet: a new one holds no topics, and a command
+    /// that only reads or fails need not make it one.
+    pub fn is_formatted(&self) -> bool {
+        self.root.join(FORMAT_FILE).exists()
+    }
+
     /// Refuses, before anything is written, a new log directory that could not become one.
     fn check_new(root: &Path) -> Result<()> {
         if root.is_file() {
