@@ -131,8 +131,8 @@ fn a_time_the_broker_refuses_skips_every_partition() {
     assert_eq!(text(&out.stdout), "");
     assert_eq!(
         text(&out.stderr),
-        "Skip getting offsets for topic-partition e-0 due to error: The version of API is not supported.\n\
-         Skip getting offsets for topic-partition e-1 due to error: The version of API is not supported.\n\
+        "Skip getting offsets for topic-partition e-0 due to error: org.apache.kafka.common.errors.UnsupportedVersionException: The version of API is not supported.\n\
+         Skip getting offsets for topic-partition e-1 due to error: org.apache.kafka.common.errors.UnsupportedVersionException: The version of API is not supported.\n\
          Error occurred: the offsets of 2 topic-partition(s) could not be read (see above)\n"
     );
 }

@@ -1,6 +1,6 @@
 //! Kafka's texts for refusals: Java's `toString()` of the exception for an error code
 //! (`org.apache.kafka.common.errors.X: message`), as Kafka's tools print them per group and
-//! per partition (`kafka-consumer-groups`, `kafka-delete-records`).
+//! per partition (`kafka-consumer-groups`, `kafka-delete-records`, `kafka-get-offsets`).
 
 use crate::client::ClientError;
 use crate::client::groups::{GROUP_SUBSCRIBED_TO_TOPIC, Refusal};
@@ -32,6 +32,10 @@ fn known(code: i16) -> Option<(&'static str, &'static str)> {
         ),
         29 => ("TopicAuthorizationException", "Topic authorization failed."),
         30 => ("GroupAuthorizationException", "Group authorization failed."),
+        35 => (
+            "UnsupportedVersionException",
+            "The version of API is not supported.",
+        ),
         44 => (
             "PolicyViolationException",
             "Request parameters do not satisfy the configured policy.",

@@ -124,7 +124,10 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
             Ok(None) => {}
             Err(e) => {
                 skipped += 1;
-                eprintln!("Skip getting offsets for topic-partition {name} due to error: {e}");
+                eprintln!(
+                    "Skip getting offsets for topic-partition {name} due to error: {}",
+                    super::exceptions::of_error(&e)
+                );
             }
         }
     }
