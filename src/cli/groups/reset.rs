@@ -338,10 +338,13 @@ impl Planner<'_, '_, '_> {
             Target::Latest => self.bound(tp, false),
             Target::Shift(n) => match committed_offset(committed, tp) {
                 Some(current) => self.clamp(tp, current.saturating_add(n)),
-                None => usage(format!(
+                // The group's state, not the command line, is at fault: a runtime error (Kafka
+                // exits 1 too, after its usage text).
+                None => Err(anyhow::anyhow!(
                     "Cannot shift offset for partition {} since there is no current committed offset",
                     tp_name(tp)
-                )),
+                )
+                .into()),
             },
             Target::Time(ts) => self.offset_for_time(tp, ts),
             Target::Current => match committed_offset(committed, tp) {
