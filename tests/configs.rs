@@ -376,3 +376,27 @@ fn config_files_are_edited_in_place_and_never_split() {
         None,
     );
 }
+
+/// A key in `config.properties` that the embedded log does not read (a misspelling) is named
+/// in one warning, once per command (issue 24, item 11: it was ignored without a word); the
+/// settings it does read still apply.
+#[test]
+fn a_misspelt_setting_is_named_in_a_warning() {
+    let k = Kafkit::new();
+    std::fs::create_dir_all(k.log_dir()).unwrap();
+    std::fs::write(
+        k.path("config.properties"),
+        "num.partition=3\nnum.partitions=2\n",
+    )
+    .unwrap();
+    let out = k.run("kafka-topics", &["--create", "--topic", "t"], None);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("WARN: ").count(), 1, "{err}");
+    assert!(
+        err.contains("config.properties holds 'num.partition' that the embedded log does not read"),
+        "{err}"
+    );
+    let described = k.ok("kafka-topics", &["--describe", "--topic", "t"], None);
+    assert!(described.contains("PartitionCount: 2"), "{described}");
+}

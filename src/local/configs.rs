@@ -29,6 +29,11 @@ const SETTINGS: &[(&str, SettingType)] = &[
     ("num.partitions", SettingType::PositiveInt),
 ];
 
+/// Whether `config.properties` may hold `name` (the embedded log reads it).
+pub(super) fn is_setting(name: &str) -> bool {
+    SETTINGS.iter().any(|(n, _)| *n == name)
+}
+
 #[derive(Clone, Copy)]
 enum SettingType {
     Boolean,

@@ -247,9 +247,29 @@ impl LogDir {
         Ok(self.topic(topic)?.is_some_and(|t| partition < t.partitions))
     }
 
-    /// A log-dir setting from `config.properties`, if set.
+    /// A log-dir setting from `config.properties`, if set. The first read in a process warns
+    /// about keys the embedded log does not read (a misspelt `num.partition` would otherwise
+    /// be ignored without a word).
     pub fn setting(&self, name: &str) -> Result<Option<String>> {
-        Ok(self.settings()?.remove(name))
+        let mut settings = self.settings()?;
+        static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        let unknown: Vec<&str> = settings
+            .keys()
+            .map(String::as_str)
+            .filter(|key| !super::configs::is_setting(key))
+            .collect();
+        if !unknown.is_empty() && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            super::warnings::push(format!(
+                "{} holds {} that the embedded log does not read, and ignores; it reads only auto.create.topics.enable and num.partitions",
+                self.root.join(CONFIG_FILE).display(),
+                unknown
+                    .iter()
+                    .map(|k| format!("'{k}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        Ok(settings.remove(name))
     }
 
     /// Every log-dir setting of `config.properties`, sorted by name.
