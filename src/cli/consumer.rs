@@ -335,11 +335,20 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     }
     // Like Kafka's consumer on close: commit what was printed, then leave the group.
     let closed = printer.consumer.close().map_err(CliError::from);
+    let result = result.and(closed);
+    // Kafka's consumer logs its failure, then counts from its `finally`: the same order.
+    let result = match result {
+        Err(CliError::Runtime(e)) => {
+            eprintln!("{}", super::error_chain(&e));
+            Err(CliError::Reported)
+        }
+        other => other,
+    };
     eprintln!("Processed a total of {} messages", printer.written);
     if opts.systest {
         println!("shutdown_complete");
     }
-    result.and(closed)
+    result
 }
 
 /// The consumer's loop: rounds of the engine, formatted into one buffer, written to stdout.

@@ -61,6 +61,9 @@ pub enum CliError {
     Runtime(anyhow::Error),
     /// Ended by a signal: exit 128 plus its number (130 for Ctrl-C, 143 for SIGTERM).
     Interrupted(u8),
+    /// A runtime error the tool has printed itself, where Kafka's prints it (before a closing
+    /// line): exit 1, nothing more printed.
+    Reported,
 }
 
 impl From<anyhow::Error> for CliError {
@@ -377,6 +380,7 @@ fn run_parsed(
             ExitCode::from(1)
         }
         Err(CliError::Interrupted(status)) => ExitCode::from(status),
+        Err(CliError::Reported) => ExitCode::from(1),
     }
 }
 
