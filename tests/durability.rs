@@ -362,3 +362,24 @@ fn a_missing_segment_and_a_foreign_partition_directory_are_errors() {
     k.produce("owned", &[], b"y\n");
     assert_eq!(all_records(&k, "owned"), ["x", "y"]);
 }
+
+/// A removed `partition.metadata` (issue 24, item 11): the partition is still read, and
+/// `--repair` writes the file again, with the topic's id, and says so.
+#[test]
+fn repair_writes_a_missing_partition_metadata_again() {
+    let k = Kafkit::new();
+    k.produce("m", &[], b"one\ntwo\n");
+    let metadata = k.log_dir().join("m-0/partition.metadata");
+    let before = std::fs::read_to_string(&metadata).unwrap();
+    assert!(before.contains("topic_id: "), "{before}");
+    std::fs::remove_file(&metadata).unwrap();
+    assert_eq!(all_records(&k, "m"), ["one", "two"]);
+    let report = k.ok("kafka-topics", &["--repair", "--topic", "m"], None);
+    assert_eq!(
+        report,
+        "Partition m-0: its missing partition.metadata was written again; every batch checked out.\n"
+    );
+    assert_eq!(std::fs::read_to_string(&metadata).unwrap(), before);
+    let again = k.ok("kafka-topics", &["--repair", "--topic", "m"], None);
+    assert_eq!(again, "Partition m-0: every batch checked out.\n");
+}

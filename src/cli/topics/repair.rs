@@ -14,6 +14,9 @@ fn sentence(topic: &str, r: &PartitionRepair) -> String {
             "its partition.metadata named topic id {from} and now names this topic's"
         ));
     }
+    if r.metadata_restored {
+        parts.push("its missing partition.metadata was written again".to_string());
+    }
     match &r.report.cut {
         None => parts.push("every batch checked out".to_string()),
         Some(cut) => parts.push(format!(
@@ -57,6 +60,7 @@ pub(super) fn write_repairs(
                     serde_json::json!({
                         "partition": r.partition,
                         "adoptedFromTopicId": r.adopted_from,
+                        "metadataRestored": r.metadata_restored,
                         "cut": r.report.cut.as_ref().map(|c| serde_json::json!({
                             "offset": c.offset,
                             "file": c.path.display().to_string(),

@@ -36,6 +36,8 @@ pub struct PartitionRepair {
     pub partition: u32,
     /// The topic id its `partition.metadata` named before it was adopted.
     pub adopted_from: Option<String>,
+    /// Its `partition.metadata` was missing and was written again.
+    pub metadata_restored: bool,
     pub report: RepairReport,
 }
 
@@ -493,8 +495,9 @@ impl LogDir {
                 let dir = self.partition_dir(name, partition);
                 let log = PartitionLog::open(&dir)?;
                 let owner = partition_owner(&dir)?;
-                let adopted_from = owner.filter(|owner| *owner != meta.id);
-                if adopted_from.is_some() {
+                let adopted_from = owner.as_ref().filter(|owner| **owner != meta.id).cloned();
+                let metadata_restored = owner.is_none();
+                if adopted_from.is_some() || metadata_restored {
                     let text = format!("version: 0\ntopic_id: {}\n", meta.id);
                     write_atomically(&dir.join(PARTITION_METADATA), text.as_bytes())?;
                 }
@@ -506,6 +509,7 @@ impl LogDir {
                 Ok(PartitionRepair {
                     partition,
                     adopted_from,
+                    metadata_restored,
                     report,
                 })
             })
