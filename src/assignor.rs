@@ -8,8 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-/// A topic and partition.
-pub type TopicPartition = (String, u32);
+pub use crate::kafka::groups::TopicPartition;
 
 /// Assigns partitions to members.
 ///

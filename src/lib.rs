@@ -11,6 +11,7 @@
 //! - [`partitioner`]: Kafka's default partitioner (murmur2 of the key, sticky for null keys).
 //! - [`client`]: the client API the tools use, the same on the embedded log and a cluster.
 //!   It is the library's API, with [`record`] and [`partitioner`].
+//! - [`server`]: `kafka-server-start`: the embedded log served over Kafka's protocol.
 //! - [`cli`]: clap definitions, option validation and output of the tools (the binaries' code;
 //!   not an API).
 //!

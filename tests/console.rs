@@ -1295,4 +1295,25 @@ fn a_partition_past_an_auto_created_topic_creates_nothing() {
         None,
     );
     assert_eq!(k.ok("kafka-topics", &["--list"], None), "made\n");
+    // Where nothing would be created, the consumer waits for the topic as before.
+    std::fs::write(
+        k.path("config.properties"),
+        "auto.create.topics.enable=false\n",
+    )
+    .unwrap();
+    let out = k.run(
+        C,
+        &[
+            "--topic",
+            "later",
+            "--partition",
+            "5",
+            "--timeout-ms",
+            "300",
+        ],
+        None,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Topic 'later' does not exist"), "{err}");
+    assert!(!err.contains("would not exist"), "{err}");
 }

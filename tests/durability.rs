@@ -377,7 +377,7 @@ fn repair_writes_a_missing_partition_metadata_again() {
     let report = k.ok("kafka-topics", &["--repair", "--topic", "m"], None);
     assert_eq!(
         report,
-        "Partition m-0: its missing partition.metadata was written again; every batch checked out.\n"
+        "Partition m-0: its partition.metadata, missing or without a topic id, was written again; every batch checked out.\n"
     );
     assert_eq!(std::fs::read_to_string(&metadata).unwrap(), before);
     let again = k.ok("kafka-topics", &["--repair", "--topic", "m"], None);

@@ -1,7 +1,8 @@
 //! Consumer-group vocabulary shared by the backends: committed offsets, what a poll changed
 //! in a member's assignment, and Kafka's own messages.
 
-use crate::assignor::TopicPartition;
+/// A topic and partition.
+pub type TopicPartition = (String, u32);
 
 /// Kafka's message for `GROUP_SUBSCRIBED_TO_TOPIC`.
 pub const GROUP_SUBSCRIBED_TO_TOPIC: &str = "Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it.";

@@ -18,11 +18,15 @@ pub fn delete_records(
     dir: &LogDir,
     offsets: &BTreeMap<(String, i32), i64>,
 ) -> Result<BTreeMap<(String, i32), Result<i64>>> {
-    // A new directory holds no topics: every partition is unknown, and nothing is created.
-    let _lock = match dir.is_formatted() {
-        true => Some(dir.lock(LockMode::Shared)?),
-        false => None,
-    };
+    // A new directory holds no topics: every partition is unknown, and nothing is created
+    // (nor read: a topic created meanwhile is not touched without the lock).
+    if !dir.is_formatted() {
+        return Ok(offsets
+            .keys()
+            .map(|tp| (tp.clone(), Err(unknown_partition())))
+            .collect());
+    }
+    let _lock = dir.lock(LockMode::Shared)?;
     let mut topics: BTreeMap<&str, Option<TopicMeta>> = BTreeMap::new();
     let mut out = BTreeMap::new();
     for ((topic, partition), &offset) in offsets {
@@ -40,14 +44,19 @@ pub fn delete_records(
                 .partition(topic, *partition as u32)
                 .and_then(|log| log.delete_records(offset, &meta.partition_config()))
                 .map_err(kafka_error),
-            None => Err(LocalError::kafka(
-                ResponseError::UnknownTopicOrPartition,
-                "This server does not host this topic-partition.",
-            )),
+            None => Err(unknown_partition()),
         };
         out.insert((topic.clone(), *partition), outcome);
     }
     Ok(out)
+}
+
+/// UNKNOWN_TOPIC_OR_PARTITION, with Kafka's message.
+fn unknown_partition() -> LocalError {
+    LocalError::kafka(
+        ResponseError::UnknownTopicOrPartition,
+        "This server does not host this topic-partition.",
+    )
 }
 
 /// The refusal a broker would send, with Kafka's message; other failures (a damaged

@@ -53,6 +53,22 @@ pub enum Fetched {
     OutOfRange,
     /// A retriable error or no known leader: try again after the metadata refresh.
     Retry,
+    /// CORRUPT_MESSAGE at this fetch offset: damage in the broker's log. Kafka counts the code
+    /// retriable, but its consumer stops on it when it reaches the partition (records of other
+    /// partitions fetched with it are delivered first): a retry reads the same damage again.
+    Corrupt { offset: i64 },
+}
+
+impl Fetched {
+    /// The error Kafka's consumer raises for [`Fetched::Corrupt`].
+    pub fn corrupt_error(topic: &str, partition: i32, offset: i64) -> RemoteError {
+        RemoteError::broker(
+            CORRUPT_MESSAGE,
+            Some(&format!(
+                "Encountered corrupt message when fetching offset {offset} for topic-partition {topic}-{partition}"
+            )),
+        )
+    }
 }
 
 /// The records and offsets of one partition in a Fetch response.
@@ -356,19 +372,9 @@ impl Fetcher {
                             .collect(),
                     }),
                     1 => Fetched::OutOfRange,
-                    // CORRUPT_MESSAGE: damage in the broker's log at the fetch offset. Kafka
-                    // counts it retriable, but its consumer stops on it with this message: a
-                    // retry reads the same damage again, forever.
-                    CORRUPT_MESSAGE => {
-                        let offset = entries.iter().find(|e| e.0 == tp).map_or(-1, |e| e.1);
-                        return Err(RemoteError::broker(
-                            CORRUPT_MESSAGE,
-                            Some(&format!(
-                                "Encountered corrupt message when fetching offset {offset} for topic-partition {}-{}",
-                                tp.0, tp.1
-                            )),
-                        ));
-                    }
+                    CORRUPT_MESSAGE => Fetched::Corrupt {
+                        offset: entries.iter().find(|e| e.0 == tp).map_or(-1, |e| e.1),
+                    },
                     code if retriable(code) => {
                         self.stale = true;
                         Fetched::Retry

@@ -247,6 +247,7 @@ fn malformed_batches_are_refused_and_the_partition_stays_readable() {
 fn acks_outside_kafkas_three_and_a_zero_fetch_limit_are_answered_as_kafka_does() {
     let k = Kafkit::new();
     k.ok("kafka-topics", &["--create", "--topic", "t"], None);
+    k.ok("kafka-topics", &["--create", "--topic", "z"], None);
     let server = Server::start(k.log_dir(), &[]);
     let b = server.bootstrap.as_str();
     for acks in [5, -2, 2] {

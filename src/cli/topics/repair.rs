@@ -15,7 +15,9 @@ fn sentence(topic: &str, r: &PartitionRepair) -> String {
         ));
     }
     if r.metadata_restored {
-        parts.push("its missing partition.metadata was written again".to_string());
+        parts.push(
+            "its partition.metadata, missing or without a topic id, was written again".to_string(),
+        );
     }
     match &r.report.cut {
         None => parts.push("every batch checked out".to_string()),

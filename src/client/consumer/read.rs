@@ -96,6 +96,9 @@ impl Consumer {
                     // Not fetched (leader unknown, moved or unreachable): the next round
                     // retries after a metadata refresh.
                     None | Some(Fetched::Retry) => Ok(Loaded::Nothing),
+                    Some(Fetched::Corrupt { offset }) => {
+                        Err(Fetched::corrupt_error(&tp.0, tp.1, offset).into())
+                    }
                     Some(Fetched::OutOfRange) => {
                         let (lo, hi) = self.source.bounds(&tp)?;
                         let position = match reset {

@@ -80,11 +80,14 @@ impl Source {
     }
 
     /// How many partitions a topic the consumer has created gets, where that is known: the
-    /// embedded log's `num.partitions` (a broker applies its own).
+    /// embedded log's `num.partitions` when its `auto.create.topics.enable` is on (a broker
+    /// applies its own; `None` also when nothing would be created).
     pub fn auto_created_partitions(&self) -> Result<Option<u32>> {
         match self {
-            Source::Local(local) => Ok(Some(local.dir.default_partitions()?)),
-            Source::Remote(_) => Ok(None),
+            Source::Local(local) if local.dir.auto_create_topics()? => {
+                Ok(Some(local.dir.default_partitions()?))
+            }
+            _ => Ok(None),
         }
     }
 

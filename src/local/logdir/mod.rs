@@ -36,7 +36,7 @@ pub struct PartitionRepair {
     pub partition: u32,
     /// The topic id its `partition.metadata` named before it was adopted.
     pub adopted_from: Option<String>,
-    /// Its `partition.metadata` was missing and was written again.
+    /// Its `partition.metadata` was missing (or named no topic id) and was written again.
     pub metadata_restored: bool,
     pub report: RepairReport,
 }

@@ -92,7 +92,7 @@ fn kib(bytes: usize) -> u32 {
 
 /// Reads every partition asked for; returns the topics, the bytes read and whether any
 /// partition answered with an error (which ends the wait, as in Kafka). A negative limit, the
-/// request's (`negative_max`) or a partition's, fails that partition's read with
+/// request's (`negative_max`) or a partition's, fails a read that would return records with
 /// UNKNOWN_SERVER_ERROR and a log line, as Kafka's log read raises "Invalid max size".
 fn read_all(
     broker: &Broker,
@@ -110,13 +110,7 @@ fn read_all(
             let partitions = parts
                 .iter()
                 .map(|&(index, offset, limit)| {
-                    if let Some(size) = negative_max.or((limit < 0).then_some(limit)) {
-                        broker.log.error(&format!(
-                            "Fetch from {topic}-{index} failed: Invalid max size {size}"
-                        ));
-                        errors = true;
-                        return refused(index, ResponseError::UnknownServerError.code());
-                    }
+                    let negative = negative_max.or((limit < 0).then_some(limit));
                     // The first data of the response may exceed the total limit and the
                     // partition's, even a limit of 0, so that a consumer always makes progress
                     // (as in Kafka); after that a partition gets what is left.
@@ -129,7 +123,8 @@ fn read_all(
                         .as_ref()
                         .map_err(Clone::clone)
                         .and_then(|meta| partition_of(broker, meta, index));
-                    let data = read_partition(broker, topic, partition, index, offset, room);
+                    let data =
+                        read_partition(broker, topic, partition, (index, offset), room, negative);
                     errors |= data.error_code != 0;
                     total += data.records.as_ref().map_or(0, Bytes::len);
                     data
@@ -155,13 +150,16 @@ fn refused(index: i32, code: i16) -> PartitionData {
         .with_records(Some(Bytes::new()))
 }
 
+/// One partition's answer. `negative`: the negative byte limit the request gave, which fails
+/// a read that would return records, after the checks Kafka makes first (the partition
+/// exists, the offset is in range; a fetch at the end answers empty).
 fn read_partition(
     broker: &Broker,
     topic: &str,
     partition: Result<Arc<ServedPartition>, Refusal>,
-    index: i32,
-    offset: i64,
+    (index, offset): (i32, i64),
     room: usize,
+    negative: Option<i32>,
 ) -> PartitionData {
     let empty = refused(index, 0);
     let failed = |code: i16| refused(index, code);
@@ -170,7 +168,16 @@ fn read_partition(
         Err((kind, _)) => return failed(kind.code()),
     };
     let read = partition.log.snapshot().and_then(|snapshot| {
-        let records = if room == 0 {
+        let in_range = (snapshot.log_start_offset..snapshot.log_end_offset).contains(&offset);
+        if let Some(size) = negative
+            && in_range
+        {
+            return Err(LocalError::kafka(
+                ResponseError::UnknownServerError,
+                format!("Invalid max size {size}"),
+            ));
+        }
+        let records = if room == 0 || (negative.is_some() && offset == snapshot.log_end_offset) {
             Vec::new()
         } else {
             partition.log.read(&snapshot, offset, room)?
