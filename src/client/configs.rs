@@ -5,11 +5,8 @@
 //! a topic's overrides in its metadata file and the broker defaults in the log dir's
 //! `config.properties`; it has no per-broker dynamic configs and no group configs, and says so.
 
-use super::{Backend, Client, Result};
-pub use crate::kafka::configs::{
-    ConfigChange, ConfigEntry, ConfigResource, ConfigSource, ConfigSynonym, DescribedConfig,
-    TopicConfigChanges,
-};
+use super::{Backend, Client, ConfigChange, Result};
+pub use crate::kafka::configs::{ConfigResource, ConfigSource, ConfigSynonym, DescribedConfig};
 use crate::local;
 
 impl Client {

@@ -33,16 +33,14 @@ pub mod topics;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use crate::kafka::producer::ProducerSettings;
-pub use crate::kafka::topics::{
-    NewTopic, PartitionDescription, PartitionIncrease, TopicDescription, TopicListing,
-};
 pub use crate::kafka::{topic_config, topic_name};
-pub use configs::{ConfigChange, ConfigEntry, TopicConfigChanges};
 pub use error::{ClientError, Result};
-pub use producer::{BatchSettings, BatchStats, Producer, ProducerRecord};
+pub use producer::{BatchSettings, BatchStats, Producer, ProducerRecord, ProducerSettings};
 pub use topic_pattern::TopicPattern;
-pub use topics::TopicOutcome;
+pub use topics::{
+    ConfigChange, ConfigEntry, NewTopic, PartitionDescription, PartitionIncrease,
+    TopicConfigChanges, TopicDescription, TopicListing, TopicOutcome,
+};
 
 use crate::local::LogDir;
 use crate::remote::{ClientConfig, Cluster};

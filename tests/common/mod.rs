@@ -276,6 +276,34 @@ impl Kafkit {
         self.ok("kafka-console-producer", &args, Some(input));
     }
 
+    /// Topic `topic` with three 1 MiB segments of 1,000 records (999 bytes each), and one byte
+    /// flipped in a batch of the first, older segment, about 600 records in: the damage that
+    /// hides only what follows it (issue 24, item 7).
+    pub fn damage_an_older_segment(&self, topic: &str) {
+        self.ok(
+            "kafka-topics",
+            &[
+                "--create",
+                "--topic",
+                topic,
+                "--config",
+                "segment.bytes=1048576",
+            ],
+            None,
+        );
+        let line = "x".repeat(999);
+        let input: String = (0..1000).map(|_| format!("{line}\n")).collect();
+        for _ in 0..3 {
+            self.produce(topic, &[], input.as_bytes());
+        }
+        let dir = self.log_dir().join(format!("{topic}-0"));
+        assert!(dir.join("00000000000000001000.log").exists());
+        let first = dir.join("00000000000000000000.log");
+        let mut bytes = std::fs::read(&first).unwrap();
+        bytes[600_000] ^= 0xff;
+        std::fs::write(&first, bytes).unwrap();
+    }
+
     /// Consumes `n` records of `topic` from the beginning; returns stdout.
     pub fn consume(&self, topic: &str, n: usize, extra: &[&str]) -> String {
         let n = n.to_string();

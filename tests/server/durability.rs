@@ -92,27 +92,7 @@ fn batches_sent_again_after_a_kill_are_written_once() {
 #[test]
 fn damage_is_served_up_to_the_bad_batch_then_refused() {
     let k = Kafkit::new();
-    k.ok(
-        "kafka-topics",
-        &[
-            "--create",
-            "--topic",
-            "d",
-            "--config",
-            "segment.bytes=1048576",
-        ],
-        None,
-    );
-    let line = "x".repeat(999);
-    let input: String = (0..1000).map(|_| format!("{line}\n")).collect();
-    for _ in 0..3 {
-        k.produce("d", &[], input.as_bytes());
-    }
-    let first = k.log_dir().join("d-0/00000000000000000000.log");
-    assert!(k.log_dir().join("d-0/00000000000000001000.log").exists());
-    let mut bytes = std::fs::read(&first).unwrap();
-    bytes[600_000] ^= 0xff;
-    std::fs::write(&first, bytes).unwrap();
+    k.damage_an_older_segment("d");
 
     let server = Server::start(k.log_dir(), &[]);
     let out = k.run(

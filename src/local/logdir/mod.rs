@@ -249,11 +249,16 @@ impl LogDir {
         Ok(self.topic(topic)?.is_some_and(|t| partition < t.partitions))
     }
 
-    /// A log-dir setting from `config.properties`, if set. The first read in a process warns
-    /// about keys the embedded log does not read (a misspelt `num.partition` would otherwise
-    /// be ignored without a word).
+    /// A log-dir setting from `config.properties`, if set.
     pub fn setting(&self, name: &str) -> Result<Option<String>> {
-        let mut settings = self.settings()?;
+        Ok(self.settings()?.remove(name))
+    }
+
+    /// Every log-dir setting of `config.properties`, sorted by name. The first read in a
+    /// process warns about keys the embedded log does not read (a misspelt `num.partition`
+    /// would otherwise be ignored without a word).
+    pub fn settings(&self) -> Result<BTreeMap<String, String>> {
+        let settings = parse_properties(&self.settings_text()?);
         static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let unknown: Vec<&str> = settings
             .keys()
@@ -271,12 +276,7 @@ impl LogDir {
                     .join(", ")
             ));
         }
-        Ok(settings.remove(name))
-    }
-
-    /// Every log-dir setting of `config.properties`, sorted by name.
-    pub fn settings(&self) -> Result<BTreeMap<String, String>> {
-        Ok(parse_properties(&self.settings_text()?))
+        Ok(settings)
     }
 
     /// The text of `config.properties`; empty when there is none.
