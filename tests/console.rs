@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command as StdCommand, Stdio};
 use std::time::Duration;
 
-use common::{DefaultSignals, Kafkit, Lines, signal, sorted, wait_for_handler};
+use common::{DefaultSignals, Kafkit, Lines, Segment, signal, sorted, wait_for_handler};
 
 const P: &str = "kafka-console-producer";
 const C: &str = "kafka-console-consumer";
@@ -1220,31 +1220,36 @@ fn a_consumer_creates_its_missing_topic_as_java_does() {
     assert_eq!(k.ok(T, &["--list"], None), "fresh\n");
 }
 
-/// A damaged batch in an older segment (issue 24, item 7): the records before it are printed,
-/// then the consumer fails naming the file, the byte and `--repair`; `--max-messages` within
-/// the good records is served whole (it printed nothing before).
+/// A damaged batch (issue 24, item 7), in an older segment or in the active one: the records
+/// before it are printed, then the consumer fails naming the file, the byte and `--repair`;
+/// `--max-messages` within the good records is served whole (it printed nothing before).
 #[test]
-fn damage_in_an_older_segment_serves_the_records_before_it() {
-    let k = Kafkit::new();
-    k.damage_an_older_segment("d");
+fn damage_serves_the_records_before_it() {
+    for segment in [Segment::Older, Segment::Active] {
+        let k = Kafkit::new();
+        k.damage_a_batch("d", segment);
 
-    let three = k.ok(
-        "kafka-console-consumer",
-        &["--topic", "d", "--from-beginning", "--max-messages", "3"],
-        None,
-    );
-    assert_eq!(three.lines().count(), 3);
-    let out = k.run(
-        "kafka-console-consumer",
-        &["--topic", "d", "--from-beginning", "--timeout-ms", "60000"],
-        None,
-    );
-    let printed = String::from_utf8_lossy(&out.stdout).lines().count();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(printed > 500 && printed < 1000, "printed {printed}: {err}");
-    assert!(err.contains("00000000000000000000.log at byte"), "{err}");
-    assert!(err.contains("kafka-topics --repair --topic d"), "{err}");
+        let three = k.ok(
+            "kafka-console-consumer",
+            &["--topic", "d", "--from-beginning", "--max-messages", "3"],
+            None,
+        );
+        assert_eq!(three.lines().count(), 3, "{segment:?}");
+        let out = k.run(
+            "kafka-console-consumer",
+            &["--topic", "d", "--from-beginning", "--timeout-ms", "60000"],
+            None,
+        );
+        let printed = String::from_utf8_lossy(&out.stdout).lines().count();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{segment:?}: {err}");
+        assert!(
+            printed > 500 && printed < 1000,
+            "{segment:?}: printed {printed}: {err}"
+        );
+        assert!(err.contains("00000000000000000000.log at byte"), "{err}");
+        assert!(err.contains("kafka-topics --repair --topic d"), "{err}");
+    }
 }
 
 /// A partition that a topic created now would not have (issue 24, item 11): the consumer

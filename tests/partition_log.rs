@@ -348,7 +348,11 @@ fn bit_flips_in_a_middle_batch_fail_stop_and_in_the_last_batch_are_cut() {
             }
         }
         is_corrupt_here(err.expect("the damage must be reported"));
-        is_corrupt_here(log.snapshot().unwrap_err());
+        // A fresh snapshot ends before the damage and fails a read that reaches it.
+        let now = log.snapshot().unwrap();
+        assert!(now.log_end_offset < before.log_end_offset, "flip at {at}");
+        is_corrupt_here(now.damage().expect("the snapshot keeps the damage"));
+        is_corrupt_here(log.read(&now, now.log_end_offset, 1 << 20).unwrap_err());
         is_corrupt_here(
             log.append(&mut batch("x", 1, 0), &PartitionConfig::default())
                 .unwrap_err(),

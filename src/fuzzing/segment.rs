@@ -137,6 +137,15 @@ fn check(dir: &Path, ts: i64, config: &PartitionConfig) {
     }
     // An empty append only recovers the tail, as every writer does first.
     let recovered = log.append(&mut [], config);
+    if let Ok(snap) = &read
+        && snap.damage().is_some()
+    {
+        // Damage a reader stops at is never a torn tail a writer may cut.
+        assert!(
+            recovered.is_err(),
+            "a writer recovered past a reader's damage"
+        );
+    }
     let (Ok(snap), Ok(recovered)) = (read, recovered) else {
         return;
     };

@@ -196,6 +196,15 @@ pub fn committed(k: &Kafkit, group: &str) -> Vec<(String, u32, i64)> {
         .collect()
 }
 
+/// Which segment [`Kafkit::damage_a_batch`] damages.
+#[derive(Clone, Copy, Debug)]
+pub enum Segment {
+    /// A closed segment that a later one follows.
+    Older,
+    /// The last segment, which writers append to.
+    Active,
+}
+
 /// A temporary log directory and a way to run the tools against it.
 pub struct Kafkit {
     dir: tempfile::TempDir,
@@ -276,10 +285,15 @@ impl Kafkit {
         self.ok("kafka-console-producer", &args, Some(input));
     }
 
-    /// Topic `topic` with three 1 MiB segments of 1,000 records (999 bytes each), and one byte
-    /// flipped in a batch of the first, older segment, about 600 records in: the damage that
-    /// hides only what follows it (issue 24, item 7).
-    pub fn damage_an_older_segment(&self, topic: &str) {
+    /// Topic `topic` with 1,000 records (999 bytes each) per segment, and one byte flipped in a
+    /// batch about 600 records in, so that valid batches follow it: the damage that hides only
+    /// what follows it (issue 24, item 7). `Segment::Older`: three 1 MiB segments, the first
+    /// damaged; `Segment::Active`: the one segment a writer appends to.
+    pub fn damage_a_batch(&self, topic: &str, segment: Segment) {
+        let segments = match segment {
+            Segment::Older => 3,
+            Segment::Active => 1,
+        };
         self.ok(
             "kafka-topics",
             &[
@@ -293,11 +307,16 @@ impl Kafkit {
         );
         let line = "x".repeat(999);
         let input: String = (0..1000).map(|_| format!("{line}\n")).collect();
-        for _ in 0..3 {
+        for _ in 0..segments {
             self.produce(topic, &[], input.as_bytes());
         }
         let dir = self.log_dir().join(format!("{topic}-0"));
-        assert!(dir.join("00000000000000001000.log").exists());
+        let second = dir.join("00000000000000001000.log");
+        assert_eq!(
+            second.exists(),
+            segments > 1,
+            "{segments} segment(s) expected"
+        );
         let first = dir.join("00000000000000000000.log");
         let mut bytes = std::fs::read(&first).unwrap();
         bytes[600_000] ^= 0xff;

@@ -2,7 +2,7 @@
 //! its data is fdatasync'ed.
 
 use crate::common::server::Server;
-use crate::common::{Kafkit, sorted, wait_for};
+use crate::common::{Kafkit, Segment, sorted, wait_for};
 
 #[test]
 fn kill_9_after_acknowledged_produce_loses_nothing() {
@@ -86,39 +86,45 @@ fn batches_sent_again_after_a_kill_are_written_once() {
     assert_eq!(k.consume("again", 100, &[]), expected);
 }
 
-/// Damage in an older segment, read through the server (issue 24, item 7): the records before
-/// it are served, then the fetch at the damage is answered CORRUPT_MESSAGE and logged, and our
-/// consumer stops on it as Kafka's does, naming the offset (it retried forever, silently).
+/// Damage, in an older segment or in the active one, read through the server (issue 24, item
+/// 7): the records before it are served, then the fetch at the damage is answered
+/// CORRUPT_MESSAGE and logged, and our consumer stops on it as Kafka's does, naming the offset
+/// (it retried forever, silently).
 #[test]
 fn damage_is_served_up_to_the_bad_batch_then_refused() {
-    let k = Kafkit::new();
-    k.damage_an_older_segment("d");
+    for segment in [Segment::Older, Segment::Active] {
+        let k = Kafkit::new();
+        k.damage_a_batch("d", segment);
 
-    let server = Server::start(k.log_dir(), &[]);
-    let out = k.run(
-        "kafka-console-consumer",
-        &[
-            "--bootstrap-server",
-            &server.bootstrap,
-            "--topic",
-            "d",
-            "--from-beginning",
-            "--timeout-ms",
-            "60000",
-        ],
-        None,
-    );
-    let printed = String::from_utf8_lossy(&out.stdout).lines().count();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(printed > 500 && printed < 1000, "printed {printed}: {err}");
-    assert!(
-        err.contains(&format!(
-            "Encountered corrupt message when fetching offset {printed} for topic-partition d-0"
-        )),
-        "{err}"
-    );
-    wait_for("the server to log the damage", || {
-        server.stderr().contains("00000000000000000000.log at byte")
-    });
+        let server = Server::start(k.log_dir(), &[]);
+        let out = k.run(
+            "kafka-console-consumer",
+            &[
+                "--bootstrap-server",
+                &server.bootstrap,
+                "--topic",
+                "d",
+                "--from-beginning",
+                "--timeout-ms",
+                "60000",
+            ],
+            None,
+        );
+        let printed = String::from_utf8_lossy(&out.stdout).lines().count();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{segment:?}: {err}");
+        assert!(
+            printed > 500 && printed < 1000,
+            "{segment:?}: printed {printed}: {err}"
+        );
+        assert!(
+            err.contains(&format!(
+                "Encountered corrupt message when fetching offset {printed} for topic-partition d-0"
+            )),
+            "{err}"
+        );
+        wait_for("the server to log the damage", || {
+            server.stderr().contains("00000000000000000000.log at byte")
+        });
+    }
 }

@@ -96,6 +96,9 @@ pub(super) struct OpenPartition {
 pub(super) struct Bounds {
     pub log_start_offset: i64,
     pub log_end_offset: i64,
+    /// Damage right at `log_end_offset` ([`Snapshot::damage`]): a reader that reaches the
+    /// end fails with it instead of waiting there for more.
+    pub damage: Option<LocalError>,
 }
 
 impl LocalLog {
@@ -283,6 +286,7 @@ impl LocalLog {
                 return Ok(Bounds {
                     log_start_offset: 0,
                     log_end_offset: 0,
+                    damage: None,
                 });
             }
             part.state = State::Open(Box::new(OpenPartition {
@@ -318,6 +322,7 @@ impl OpenPartition {
         Ok(Bounds {
             log_start_offset: s.log_start_offset,
             log_end_offset: s.log_end_offset,
+            damage: s.damage(),
         })
     }
 }

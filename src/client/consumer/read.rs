@@ -158,6 +158,12 @@ impl Consumer {
             reset_to(index, &mut a.position, &mut self.marks, position);
         }
         a.caught_up = a.position >= snap.log_end_offset;
+        if let Some(damage) = snap.damage
+            && a.caught_up
+        {
+            // Every record before the damage was delivered: now name it.
+            return Err(damage.into());
+        }
         if a.caught_up {
             // Looked at afresh (swept, or the board was behind): idle from now on if the
             // board agrees.

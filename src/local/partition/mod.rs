@@ -157,12 +157,37 @@ pub struct Snapshot {
     segments: Vec<SegmentInfo>,
     /// The files as the snapshot saw them, for [`PartitionLog::unchanged_since`].
     stamp: Option<stamp::Stamp>,
+    /// Damage in the active segment right at `log_end_offset` (not a torn tail: acknowledged
+    /// data was damaged), raised by a read that reaches it.
+    damage: Option<Damage>,
+}
+
+/// Where and how the active segment is damaged, kept by a [`Snapshot`] so that the records
+/// before it stay readable and a read that reaches it fails naming the file and position.
+#[derive(Clone, Debug)]
+struct Damage {
+    path: PathBuf,
+    position: u64,
+    reason: String,
+}
+
+impl Damage {
+    fn error(&self) -> LocalError {
+        corrupt(&self.path, self.position, self.reason.clone())
+    }
 }
 
 impl Snapshot {
     /// Segments holding offsets `log_start_offset..log_end_offset`, oldest first.
     pub fn segments(&self) -> &[SegmentInfo] {
         &self.segments
+    }
+
+    /// The error a read at `log_end_offset` fails with when acknowledged data right after it
+    /// was damaged ([`LocalError::Corrupt`], naming the file and position); `None` for a
+    /// sound log, whose end is where reads wait for more.
+    pub fn damage(&self) -> Option<LocalError> {
+        self.damage.as_ref().map(Damage::error)
     }
 
     /// Sum of the segments' readable sizes.

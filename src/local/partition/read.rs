@@ -10,7 +10,7 @@ use std::path::Path;
 use super::checkpoint::{read_log_start, read_recovery_point};
 use super::hints::{reader_last_entry, reader_position_for, time_entry_checks_out};
 use super::stamp::Stamp;
-use super::{PartitionLog, SegmentInfo, Snapshot, corrupt, file_len, open_optional};
+use super::{Damage, PartitionLog, SegmentInfo, Snapshot, corrupt, file_len, open_optional};
 use crate::local::error::{IoContext, LocalError, Result};
 use crate::local::index::{TIME_ENTRY_SIZE, TimeEntry, lookup_time_before, read_time_entry};
 use crate::local::lock::LockMode;
@@ -39,8 +39,10 @@ fn no_gap(previous: &std::path::Path, next: i64, path: &std::path::Path, base: i
 impl PartitionLog {
     /// Records the readable extent under a brief shared lock: the log start offset, the log end
     /// (after the last complete, CRC-valid batch of the active segment) and each segment's valid
-    /// size. A torn tail is excluded, not repaired. Damage followed by valid data in the active
-    /// segment's tail is [`LocalError::Corrupt`].
+    /// size. A torn tail is excluded, not repaired. Damage in the active segment that is not a
+    /// torn tail (valid data follows it, or it lies below the recovery point) ends the readable
+    /// extent too, but is kept: a read that reaches it fails ([`Snapshot::damage`]), so the
+    /// records before it stay readable.
     pub fn snapshot(&self) -> Result<Snapshot> {
         let lock = self.lock(LockMode::Shared)?;
         let bases = self.segment_bases()?;
@@ -57,7 +59,7 @@ impl PartitionLog {
                 size,
             });
         }
-        let (size, log_end, active) = self.reader_tail(bases[n - 1])?;
+        let (size, log_end, active, damage) = self.reader_tail(bases[n - 1])?;
         let stamp = Stamp::take(&self.dir, bases[n - 1]);
         drop(lock);
         // Bytes a writer wrote but did not fdatasync before it was killed may be about to be
@@ -101,11 +103,13 @@ impl PartitionLog {
             log_end_offset: log_end,
             segments,
             stamp,
+            damage,
         })
     }
 
-    /// The active segment's valid size and next offset, as a reader (no repair).
-    fn reader_tail(&self, base: i64) -> Result<(u64, i64, File)> {
+    /// The active segment's valid size and next offset, as a reader (no repair), and the damage
+    /// that ends it when that is not a torn tail.
+    fn reader_tail(&self, base: i64) -> Result<(u64, i64, File, Option<Damage>)> {
         let path = segment_path(&self.dir, base, LOG_SUFFIX);
         let log = File::open(&path).context(|| format!("cannot open {}", path.display()))?;
         let len = file_len(&log, &path)?;
@@ -125,32 +129,45 @@ impl PartitionLog {
                 None if start > 0 => continue,
                 None => base,
             };
-            if let Some((position, reason)) = bad {
-                if let Some(good) =
-                    find_valid_batch_after(&log, &path, base, position + 1, len, next)?
-                {
-                    return Err(corrupt(
-                        &path,
-                        position,
-                        format!("{reason}; a valid batch follows at byte {good}"),
-                    ));
-                }
-                // Below the recovery point it is acknowledged data that was damaged, not a
-                // writer's torn tail: never served as if the log ended there.
-                let recovery_point = read_recovery_point(&self.dir);
-                if next < recovery_point {
-                    return Err(corrupt(
-                        &path,
-                        position,
-                        format!(
-                            "{reason}; the batch at offset {next} lies below the recovery point {recovery_point}, so it was acknowledged and has been damaged since"
-                        ),
-                    ));
-                }
-            }
-            return Ok((scanner.position(), next, log));
+            let damage = match bad {
+                Some(bad) => self.damage_at(&log, &path, base, len, next, bad)?,
+                None => None,
+            };
+            return Ok((scanner.position(), next, log, damage));
         }
-        Ok((0, base, log)) // not reached: the scan from position 0 always returns above
+        Ok((0, base, log, None)) // not reached: the scan from position 0 always returns above
+    }
+
+    /// Whether the bad batch at `position` (offset `next`) is damage rather than a writer's torn
+    /// tail: valid data follows it, or it lies below the recovery point, so it was acknowledged.
+    /// Either way it is never served as if the log ended there.
+    fn damage_at(
+        &self,
+        log: &File,
+        path: &Path,
+        base: i64,
+        len: u64,
+        next: i64,
+        (position, reason): (u64, String),
+    ) -> Result<Option<Damage>> {
+        let reason = if let Some(good) =
+            find_valid_batch_after(log, path, base, position + 1, len, next)?
+        {
+            format!("{reason}; a valid batch follows at byte {good}")
+        } else {
+            let recovery_point = read_recovery_point(&self.dir);
+            if next >= recovery_point {
+                return Ok(None);
+            }
+            format!(
+                "{reason}; the batch at offset {next} lies below the recovery point {recovery_point}, so it was acknowledged and has been damaged since"
+            )
+        };
+        Ok(Some(Damage {
+            path: path.to_path_buf(),
+            position,
+            reason,
+        }))
     }
 
     fn out_of_range_now(&self, offset: i64) -> LocalError {
@@ -217,7 +234,10 @@ impl PartitionLog {
             });
         }
         if offset == snapshot.log_end_offset {
-            return Ok(());
+            return match snapshot.damage() {
+                Some(damage) => Err(damage),
+                None => Ok(()),
+            };
         }
         let mut scratch = match self.scratch.lock() {
             Ok(guard) => guard,

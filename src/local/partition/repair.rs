@@ -178,6 +178,7 @@ fn rename_aside(path: &Path, stamp: i64) -> Result<Option<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::local::error::LocalError;
     use crate::record::{BatchBuilder, Compression};
 
     fn batch(value: &[u8]) -> Vec<u8> {
@@ -199,7 +200,17 @@ mod tests {
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[17] ^= 0xff; // the magic byte of the first batch
         std::fs::write(&path, &bytes).unwrap();
-        assert!(log.snapshot().is_err(), "a reader refuses the damage");
+        let damaged = log.snapshot().unwrap();
+        assert_eq!(
+            damaged.log_end_offset, 0,
+            "the readable extent ends at the damage"
+        );
+        assert!(damaged.damage().is_some());
+        let refused = log.read(&damaged, 0, 1 << 20).unwrap_err();
+        assert!(
+            matches!(refused, LocalError::Corrupt { position: 0, .. }),
+            "{refused}"
+        );
 
         let report = log.repair(&config).unwrap();
         let cut = report.cut.unwrap();
