@@ -1,10 +1,13 @@
-//! Kafka's range assignment (`RangeAssignor`): on the embedded log every member computes it on
-//! its own from the same inputs, so all members agree without a coordinator; on a cluster the
-//! group leader computes it for everyone.
+//! The partition assignors, in one place for every group kafkit runs:
 //!
-//! Per topic, the members subscribed to it are sorted by member id and the partitions are split
-//! into contiguous ranges: each gets `partitions / members`, and the first `partitions % members`
-//! members get one more.
+//! - [`range`], Kafka's `RangeAssignor`: on the embedded log every member computes it on its
+//!   own from the same inputs, so all members agree without a coordinator; on a cluster the
+//!   group leader computes it for everyone; `kafka-server-start` computes it for a consumer
+//!   protocol (KIP-848) group that asks for `range`. Per topic, the members subscribed to it
+//!   are sorted by member id and the partitions are split into contiguous ranges: each gets
+//!   `partitions / members`, and the first `partitions % members` members get one more.
+//! - [`uniform`], the server-side default of the consumer protocol: as even as the
+//!   subscriptions allow, each member keeping what it had where it can.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -48,6 +51,60 @@ pub fn range(
         assigned.sort();
     }
     result
+}
+
+/// Assigns partitions as evenly as the subscriptions allow, each member keeping partitions of
+/// `previous` (its last assignment) where its quota allows, so that few partitions move.
+/// Arguments and result as [`range`].
+pub fn uniform(
+    partitions_per_topic: &BTreeMap<String, u32>,
+    subscriptions: &BTreeMap<String, BTreeSet<String>>,
+    previous: &BTreeMap<String, BTreeSet<TopicPartition>>,
+) -> BTreeMap<String, Vec<TopicPartition>> {
+    let mut out: BTreeMap<String, BTreeSet<TopicPartition>> = subscriptions
+        .keys()
+        .map(|id| (id.clone(), BTreeSet::new()))
+        .collect();
+    let members: Vec<&String> = subscriptions.keys().collect();
+    if members.is_empty() {
+        return BTreeMap::new();
+    }
+    let all: Vec<TopicPartition> = partitions_per_topic
+        .iter()
+        .flat_map(|(t, &n)| (0..n).map(move |p| (t.clone(), p)))
+        .collect();
+    let eligible = |id: &str, tp: &TopicPartition| subscriptions[id].contains(&tp.0);
+    // Quotas: the members that had the most get the remainder first, so fewer partitions move.
+    let (base, extra) = (all.len() / members.len(), all.len() % members.len());
+    let mut by_previous = members.clone();
+    by_previous.sort_by_key(|id| std::cmp::Reverse(previous.get(*id).map_or(0, BTreeSet::len)));
+    let quota: BTreeMap<&String, usize> = by_previous
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (*id, base + usize::from(i < extra)))
+        .collect();
+    let mut free: BTreeSet<TopicPartition> = all.iter().cloned().collect();
+    for id in &members {
+        for tp in previous.get(*id).into_iter().flatten() {
+            if out[*id].len() < quota[id] && free.contains(tp) && eligible(id, tp) {
+                free.remove(tp);
+                out.get_mut(*id).expect("a member").insert(tp.clone());
+            }
+        }
+    }
+    // The rest, each to the eligible member with the fewest (lowest id on a tie).
+    for tp in free {
+        let least = members
+            .iter()
+            .filter(|id| eligible(id, &tp))
+            .min_by_key(|id| (out[**id].len() >= quota[**id], out[**id].len()));
+        if let Some(id) = least {
+            out.get_mut(*id).expect("a member").insert(tp);
+        }
+    }
+    out.into_iter()
+        .map(|(id, tps)| (id, tps.into_iter().collect()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -175,5 +232,19 @@ mod tests {
                 assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1);
             }
         }
+    }
+
+    #[test]
+    fn uniform_keeps_what_it_can() {
+        let subscriptions = subs(&[("a", &["t"]), ("b", &["t"])]);
+        let previous = BTreeMap::from([(
+            "b".to_string(),
+            tps(&[("t", 0), ("t", 1), ("t", 2), ("t", 3), ("t", 4)])
+                .into_iter()
+                .collect(),
+        )]);
+        let out = uniform(&counts(&[("t", 5)]), &subscriptions, &previous);
+        assert_eq!((out["a"].len(), out["b"].len()), (2, 3));
+        assert_eq!(out["b"], tps(&[("t", 0), ("t", 1), ("t", 2)]));
     }
 }

@@ -19,17 +19,20 @@
 //! - `local`: the embedded log: log dir, topics, partitions, segments, indexes, recovery, locks.
 //!   Public but hidden from these docs, only so that kafkit's own tests can reach the log's
 //!   internals (recovery, locking, membership under `kill -9`); it is not part of the API.
-//! - `remote`: the client for a real Kafka cluster: framing, connections (TLS, SASL), version
+//! - `remote`: the client for a real Kafka cluster: connections (TLS, SASL), version
 //!   negotiation, producer, fetcher, group membership and admin calls, with message structs from
 //!   the kafka-protocol crate.
+//! - `wire`: Kafka's wire format as both sides speak it: request and response frames with their
+//!   size limit, the requests kafkit sends, the versions it speaks, and the ConsumerProtocol
+//!   subscription and assignment bytes; used by `remote` and `server`.
 //! - `assignor`: Kafka's range assignor, for consumer groups on either backend.
 //! - `fuzzing` (only with the `fuzzing` feature, hidden): entry points for the fuzz targets in
 //!   `fuzz/`, not part of the API.
 //!
 //! Dependency direction: `cli -> client -> {local, remote} -> {kafka, record, partitioner,
-//! assignor}`, `server -> local` (and `remote`'s version table, until one wire layer serves
-//! both), and `{cli, local} -> log_files`; no backend and not the
-//! server uses `client` (tests/layout.rs checks it). Only `cli` prints.
+//! assignor}`, `{remote, server} -> wire`, `server -> local`, and `{cli, local} -> log_files`;
+//! no backend and not the server uses `client`, and the server does not use `remote`
+//! (tests/layout.rs checks it). Only `cli` prints.
 
 pub(crate) mod assignor;
 pub mod cli;
@@ -46,3 +49,4 @@ pub mod partitioner;
 pub mod record;
 pub(crate) mod remote;
 pub mod server;
+pub(crate) mod wire;

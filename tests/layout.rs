@@ -52,19 +52,14 @@ fn the_check_sees_a_backend_import() {
     assert!(!reaches_a_backend("use crate::client::Client;"));
 }
 
-/// The cluster client's layers (DESIGN.md): `remote/protocol` (the wire format) uses no other
-/// part of `remote`; `remote/net` (connections) uses only `protocol` and the error type; only
-/// the client logic above them uses both.
+/// The cluster client's layers (DESIGN.md): `remote/net` (connections) uses only the error
+/// type and its own config of `remote` (and the wire format, `src/wire`, which uses nothing of
+/// `remote`: see `dependencies_point_down_to_the_ground`); only the client logic above it uses
+/// both.
 #[test]
 fn remote_layers_use_only_the_layers_below() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let allowed: [(&str, &[&str]); 2] = [
-        ("src/remote/protocol", &["protocol"]),
-        (
-            "src/remote/net",
-            &["protocol", "net", "error", "ClientConfig"],
-        ),
-    ];
+    let allowed: [(&str, &[&str]); 1] = [("src/remote/net", &["net", "error", "ClientConfig"])];
     for (dir, may_use) in allowed {
         let mut files = Vec::new();
         rust_files(&root.join(dir), &mut files);
@@ -117,30 +112,14 @@ fn the_check_tells_modules_apart() {
     assert!(!names_module("use crate::client::Result;", "crate::cli"));
 }
 
-/// The server reaches `remote` for its API version table only, until one wire layer serves
-/// both (issue 22).
-#[test]
-fn the_server_uses_only_the_version_table_of_the_cluster_client() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let offenders: Vec<String> = naming("src/server", &["crate::remote"])
-        .into_iter()
-        .filter(|file| {
-            let source = std::fs::read_to_string(root.join(file))
-                .unwrap()
-                .replace("crate::remote::protocol::versions::", "");
-            names_module(&source, "crate::remote")
-        })
-        .collect();
-    assert!(offenders.is_empty(), "{offenders:?}");
-}
-
 /// The arrows point down (DESIGN.md): `kafka` (the shared vocabulary) is the ground and uses
 /// none of the others; the backends and the server never use the client, so the embedded log
 /// builds without the network client; the embedded log uses neither the cluster client nor the
-/// server.
+/// server; the cluster client and the server share one wire layer (`wire`) and the server uses
+/// nothing else of the cluster client.
 #[test]
 fn dependencies_point_down_to_the_ground() {
-    let rules: [(&str, &[&str]); 6] = [
+    let rules: [(&str, &[&str]); 7] = [
         (
             "src/kafka",
             &[
@@ -150,6 +129,7 @@ fn dependencies_point_down_to_the_ground() {
                 "crate::server",
                 "crate::cli",
                 "crate::assignor",
+                "crate::wire",
             ],
         ),
         (
@@ -179,7 +159,20 @@ fn dependencies_point_down_to_the_ground() {
                 "crate::cli",
             ],
         ),
-        ("src/server", &["crate::client", "crate::cli"]),
+        (
+            "src/wire",
+            &[
+                "crate::client",
+                "crate::local",
+                "crate::remote",
+                "crate::server",
+                "crate::cli",
+            ],
+        ),
+        (
+            "src/server",
+            &["crate::client", "crate::cli", "crate::remote"],
+        ),
         ("src/client", &["crate::server", "crate::cli"]),
     ];
     for (dir, forbidden) in rules {

@@ -20,12 +20,12 @@ use kafka_protocol::protocol::VersionRange;
 
 use super::Input;
 use crate::client::consumer::fuzz::{Walk, walk_fetched};
-use crate::remote::consumer_protocol::{
+use crate::wire::api::Api;
+use crate::wire::consumer_protocol::{
     MAX_VERSION, decode_assignment, decode_subscription, encode_assignment, encode_subscription,
 };
-use crate::remote::protocol::api::Api;
-use crate::remote::protocol::frame::{api_versions_error_code, check_size, decode_response};
-use crate::remote::protocol::versions::{self, kip896_floor};
+use crate::wire::frame::{api_versions_error_code, check_size, decode_response};
+use crate::wire::versions::{self, kip896_floor};
 
 /// Input: API key, version, then the frame after its size prefix (its first four bytes, the
 /// correlation id, are also taken as the id expected, so that the body gets decoded). A key

@@ -4,9 +4,9 @@
 use super::admin::Client;
 use super::error::Result;
 use super::net::connection::connect_broker;
-use super::protocol::api::{api_name, sent_keys, sent_versions};
-use super::protocol::versions::BrokerVersions;
 use crate::kafka::brokers::{ApiUsability, ApiVersionSupport, BrokerNode};
+use crate::wire::api::{api_name, sent_keys, sent_versions};
+use crate::wire::versions::BrokerVersions;
 
 impl Client {
     /// Every broker (by id) with its APIs, by ascending key, or why it could not be asked.

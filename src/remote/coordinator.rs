@@ -22,8 +22,8 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 
 use super::admin::{Client, topic_name};
-use super::protocol::api::Api;
 use crate::assignor::TopicPartition;
+use crate::wire::api::Api;
 
 use super::error::{RemoteError, Result};
 use super::net::connection::{ClientConfig, Connection, connect_broker};

@@ -25,14 +25,14 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 
 use super::admin::{Client, topic_name};
-use super::consumer_protocol::decode_assignment;
 use super::coordinator::{
     Coordinator, commit_request, find_coordinator, group_id, is_coordinator_error,
 };
 use super::error::{RemoteError, Result};
 use super::fetch::Tp;
 use super::net::connection::{Connection, connect_broker};
-use super::protocol::versions::list_offsets_min_version;
+use crate::wire::consumer_protocol::decode_assignment;
+use crate::wire::versions::list_offsets_min_version;
 
 /// GROUP_ID_NOT_FOUND.
 pub const GROUP_ID_NOT_FOUND: i16 = 69;

@@ -1,12 +1,10 @@
-//! The client for a real Kafka cluster (`--bootstrap-server`): our own framing, connections and
-//! version negotiation over tokio, with message structs from the kafka-protocol crate.
+//! The client for a real Kafka cluster (`--bootstrap-server`): connections and version
+//! negotiation over tokio, on the wire format of [`crate::wire`] (frames, the requests kafkit
+//! sends, the versions it speaks, the ConsumerProtocol bytes), which the server shares.
 //!
-//! Three layers, each using only the ones below it:
-//! 1. [`protocol`]: the wire format: request and response frames, the requests kafkit sends and
-//!    the versions it speaks. `pub(crate)`, so that a server in this crate can share it.
-//! 2. [`net`]: one broker connection: TCP, TLS, SASL, ApiVersions, timeouts.
-//! 3. the client logic, private to this module:
-//!    - [`consumer_protocol`]: the ConsumerProtocol subscription and assignment bytes.
+//! Two layers, the second using the first:
+//! 1. [`net`]: one broker connection: TCP, TLS, SASL, ApiVersions, timeouts.
+//! 2. the client logic, private to this module:
 //!    - [`coordinator`]: FindCoordinator and a connection to a group's coordinator.
 //!    - [`membership`]: a consumer's membership of a group, with the classic protocol or
 //!      KIP-848's (ConsumerGroupHeartbeat), and the heartbeat thread both use.
@@ -27,7 +25,6 @@
 mod admin;
 mod brokers;
 mod configs;
-pub(crate) mod consumer_protocol;
 mod coordinator;
 pub mod error;
 pub(crate) mod fetch;
@@ -36,7 +33,6 @@ mod leaders;
 pub(crate) mod membership;
 pub(crate) mod net;
 mod produce;
-pub(crate) mod protocol;
 mod records;
 
 pub use admin::{Client, ClusterMetadata, PartitionInfo, TopicInfo, TopicOutcome};

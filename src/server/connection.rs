@@ -17,6 +17,7 @@ use tokio::sync::watch;
 
 use super::broker::Broker;
 use super::dispatch::{self, Outcome};
+use crate::wire::frame::check_size;
 
 /// Kafka's default `socket.request.max.bytes`: the largest request accepted.
 const MAX_REQUEST_BYTES: usize = 104_857_600;
@@ -112,13 +113,12 @@ async fn read_frame(
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
         Err(e) => return Err(e.to_string()),
     }
-    let size = i32::from_be_bytes(prefix);
-    let size = usize::try_from(size)
-        .ok()
-        .filter(|&n| n <= MAX_REQUEST_BYTES)
-        .ok_or_else(|| {
-            format!("a request of {size} bytes is larger than socket.request.max.bytes ({MAX_REQUEST_BYTES}) or negative (is this a Kafka client?)")
-        })?;
+    let size = check_size(prefix, MAX_REQUEST_BYTES).map_err(|_| {
+        format!(
+            "a request of {} bytes is larger than socket.request.max.bytes ({MAX_REQUEST_BYTES}) or negative (is this a Kafka client?)",
+            i32::from_be_bytes(prefix)
+        )
+    })?;
     let mut body = vec![0u8; size];
     read.read_exact(&mut body)
         .await

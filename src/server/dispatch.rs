@@ -90,7 +90,7 @@ pub fn served() -> Vec<(ApiKey, i16, i16)> {
 /// knows that only widen what a field may hold are read and written in an older one's layout,
 /// by the table our client uses.
 fn layout(key: ApiKey, version: i16) -> i16 {
-    crate::remote::protocol::versions::layout_version(key as i16, version)
+    crate::wire::versions::layout_version(key as i16, version)
 }
 
 fn version_served(key: ApiKey, version: i16) -> bool {

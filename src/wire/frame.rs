@@ -48,7 +48,8 @@ pub fn encode_request<R: Api>(
     Ok(buf)
 }
 
-/// Checks a response's size prefix against the limit; returns the body length.
+/// Checks a frame's size prefix (a response's, or a request's on the server) against the limit;
+/// returns the body length.
 pub fn check_size(prefix: [u8; 4], limit: usize) -> Result<usize, FrameError> {
     let size = i32::from_be_bytes(prefix);
     match usize::try_from(size) {

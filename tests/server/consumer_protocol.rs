@@ -160,6 +160,24 @@ fn three_java_consumers_on_the_consumer_protocol_split_six_partitions() {
         None,
     );
     assert_eq!(members(&ours, "g848"), java, "{ours}");
+    // The directory's own view (`--log-dir`) shows the same members, not the server's stand-in
+    // (issue 24, item 10), once the server published them (it does every half second).
+    let sorted = |mut rows: Vec<(String, String)>| {
+        rows.sort();
+        rows
+    };
+    let local_members = || {
+        k.ok(
+            "kafka-consumer-groups",
+            &["--describe", "--group", "g848", "--members"],
+            None,
+        )
+    };
+    wait_until(
+        Duration::from_secs(10),
+        || sorted(members(&local_members(), "g848")) == sorted(java.clone()),
+        || format!("{}\nJava: {java:?}", local_members()),
+    );
     for listing in [
         java_groups(b, &["--list", "--type", "--state"]),
         k.ok(
@@ -248,6 +266,30 @@ fn a_consumer_protocol_member_is_refused_from_a_live_classic_group() {
         Duration::from_secs(30),
         || state().contains(" Stable "),
         || format!("{}\n{}", state(), server.stderr()),
+    );
+    // `--log-dir` shows kcat, with both partitions, not the server's stand-in (issue 24, item
+    // 10): GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS.
+    let local_members = || {
+        k.ok(
+            "kafka-consumer-groups",
+            &["--describe", "--group", "classic", "--members"],
+            None,
+        )
+    };
+    wait_until(
+        Duration::from_secs(10),
+        || {
+            let rows: Vec<Vec<String>> = local_members()
+                .lines()
+                .filter(|l| l.starts_with("classic "))
+                .map(|l| l.split_whitespace().map(str::to_string).collect())
+                .collect();
+            rows.len() == 1
+                && rows[0][2] == "/127.0.0.1"
+                && rows[0][3] == "rdkafka"
+                && rows[0][4] == "2"
+        },
+        local_members,
     );
     let new_protocol = ["--consumer-property", "group.protocol=consumer"];
     let mut args = vec![

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant, SystemTime};
 use super::super::error::{IoContext, LocalError, Result};
 use super::super::lock::{FileLock, LockMode};
 use super::store::{GroupDir, Liveness, MemberInfo, MemberState, targets};
-use super::{AssignmentChange, TopicPartition};
+use super::{AssignmentChange, ServedMember, TopicPartition};
 
 /// Membership timing, from the consumer properties `session.timeout.ms` and
 /// `heartbeat.interval.ms`.
@@ -65,6 +65,8 @@ pub struct Member {
     last_heartbeat: Instant,
     /// Set when a commit found the member evicted; the next poll rejoins.
     fenced: bool,
+    /// The networked members last published by the server's stand-in.
+    served: Vec<ServedMember>,
 }
 
 impl Member {
@@ -102,6 +104,7 @@ impl Member {
             generation,
             last_heartbeat: Instant::now(),
             fenced: false,
+            served: Vec::new(),
         })
     }
 
@@ -192,6 +195,7 @@ impl Member {
             self.file = file;
             self.subscription = None;
             self.fenced = false;
+            self.served.clear();
             self.last_heartbeat = Instant::now();
         }
 
@@ -251,6 +255,7 @@ impl Member {
         let state = MemberState {
             subscription: subscription.clone(),
             owned,
+            served: Vec::new(),
         };
         if state != published {
             self.dir.write_state(&self.member_id, &state)?;
@@ -290,6 +295,26 @@ impl Member {
         self.owned.clear();
         self.dir.remove_member(&self.member_id)?;
         self.dir.bump_generation()?;
+        Ok(())
+    }
+
+    /// The stand-in member of `kafka-server-start` publishes the networked members it stands
+    /// for (in its state file, under the group lock), so that `kafka-consumer-groups --log-dir`
+    /// describes them. Writes only when they changed.
+    pub fn publish_served(&mut self, mut served: Vec<ServedMember>) -> Result<()> {
+        served.sort_by(|a, b| a.member_id.cmp(&b.member_id));
+        if served == self.served {
+            return Ok(());
+        }
+        let _lock = self.lock_group()?;
+        self.check_not_fenced()?;
+        let state = MemberState {
+            owned: self.owned.clone(),
+            subscription: self.subscription.clone().unwrap_or_default(),
+            served,
+        };
+        self.dir.write_state(&self.member_id, &state)?;
+        self.served = state.served;
         Ok(())
     }
 

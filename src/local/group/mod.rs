@@ -121,6 +121,33 @@ pub struct MemberDescription {
     pub target_assignment: Vec<TopicPartition>,
 }
 
+/// A networked member of `kafka-server-start`'s group, published by the server's stand-in
+/// member so that the `--log-dir` tools describe the real members, not the stand-in.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ServedMember {
+    pub member_id: String,
+    pub client_id: String,
+    /// The client's address, as Kafka shows it without the leading `/`.
+    pub host: String,
+    /// The topics it subscribes to, sorted.
+    pub subscribed_topics: Vec<String>,
+    /// The partitions the group gave it, sorted (empty while a classic group rebalances).
+    pub assignment: Vec<TopicPartition>,
+}
+
+impl From<ServedMember> for MemberDescription {
+    fn from(m: ServedMember) -> MemberDescription {
+        MemberDescription {
+            member_id: m.member_id,
+            client_id: m.client_id,
+            host: m.host,
+            subscribed_topics: m.subscribed_topics,
+            target_assignment: m.assignment.clone(),
+            assignment: m.assignment,
+        }
+    }
+}
+
 /// A group as `kafka-consumer-groups --describe` needs it.
 #[derive(Clone, Debug)]
 pub struct GroupDescription {

@@ -15,10 +15,10 @@ use serde::{Deserialize, Serialize};
 use super::super::error::{IoContext, LocalError, Result};
 use super::super::lock::{FileLock, LOCK_TIMEOUT, LockMode};
 use super::super::logdir::{sync_dir, write_atomically};
-use super::member::{Member, MemberConfig};
+use super::member::{Member, MemberConfig, SERVER_CLIENT_ID};
 use super::{
     CommittedOffset, GROUP_SUBSCRIBED_TO_TOPIC, GroupDescription, GroupState, MemberDescription,
-    RANGE_PROTOCOL, TopicPartition, decode_name, encode_name,
+    RANGE_PROTOCOL, ServedMember, TopicPartition, decode_name, encode_name,
 };
 
 /// The directory under the log dir that holds every group.
@@ -99,17 +99,23 @@ impl GroupStore {
         }
         let state = group_state(&live);
         let targets = targets(&live);
-        let members = live
-            .into_iter()
-            .map(|p| MemberDescription {
+        let mut members: Vec<MemberDescription> = Vec::new();
+        for p in live {
+            if p.info.client_id == SERVER_CLIENT_ID && !p.state.served.is_empty() {
+                // The server's stand-in: the networked members it stands for.
+                members.extend(p.state.served.into_iter().map(MemberDescription::from));
+                continue;
+            }
+            members.push(MemberDescription {
                 target_assignment: targets.get(&p.id).cloned().unwrap_or_default(),
                 member_id: p.id,
                 client_id: p.info.client_id,
                 host: p.info.host,
                 subscribed_topics: p.state.subscription.into_keys().collect(),
                 assignment: p.state.owned.into_iter().collect(),
-            })
-            .collect();
+            });
+        }
+        members.sort_by(|a, b| a.member_id.cmp(&b.member_id));
         Ok(Some(GroupDescription {
             group_id: group.to_string(),
             state,
@@ -295,6 +301,9 @@ pub(crate) struct MemberState {
     pub subscription: BTreeMap<String, u32>,
     /// The partitions it owns.
     pub owned: BTreeSet<TopicPartition>,
+    /// The stand-in of `kafka-server-start`: the networked members it stands for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub served: Vec<ServedMember>,
 }
 
 /// A member found in the members directory.

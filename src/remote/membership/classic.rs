@@ -33,11 +33,11 @@ use super::{
     REBALANCE_IN_PROGRESS, Session, UNKNOWN_MEMBER_ID, millis,
 };
 use crate::remote::admin::topic_name;
-use crate::remote::consumer_protocol;
 use crate::remote::coordinator::{group_id, is_coordinator_error};
 use crate::remote::error::{RemoteError, Result};
 use crate::remote::fetch::Fetcher;
 use crate::remote::net::connection::ClientConfig;
+use crate::wire::consumer_protocol;
 
 /// MEMBER_ID_REQUIRED: the first JoinGroup's answer, carrying our member id.
 const MEMBER_ID_REQUIRED: i16 = 79;

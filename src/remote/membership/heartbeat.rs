@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use crate::remote::coordinator::Coordinator;
 use crate::remote::net::connection::{ClientConfig, Connection, connect_broker};
-use crate::remote::protocol::api::Api;
+use crate::wire::api::Api;
 
 /// The coordinator a heartbeat goes to.
 #[derive(Debug, Clone, PartialEq)]

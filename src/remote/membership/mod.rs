@@ -21,7 +21,7 @@ use super::coordinator::CoordinatorLink;
 use super::error::{RemoteError, Result};
 use super::fetch::Fetcher;
 use super::net::connection::ClientConfig;
-use super::protocol::api::Api;
+use crate::wire::api::Api;
 
 pub use crate::assignor::TopicPartition;
 /// What a poll changed, and a topic and partition: the same types as on the embedded log.

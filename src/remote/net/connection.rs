@@ -19,9 +19,9 @@ use tokio::net::TcpStream;
 use super::security::Security;
 use super::tls::{self, Stream};
 use crate::remote::error::{RemoteError, Result};
-use crate::remote::protocol::api::Api;
-use crate::remote::protocol::frame::{self, FrameError};
-use crate::remote::protocol::versions::{self, BrokerVersions};
+use crate::wire::api::Api;
+use crate::wire::frame::{self, FrameError};
+use crate::wire::versions::{self, BrokerVersions};
 
 /// Client settings, named and defaulted as Kafka's admin client names them.
 #[derive(Debug, Clone)]

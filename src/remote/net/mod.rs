@@ -1,5 +1,5 @@
 //! Connections to brokers: TCP with timeouts, TLS, SASL, and the ApiVersions exchange that
-//! opens every connection. Built on [`super::protocol`]; knows nothing of what is sent.
+//! opens every connection. Built on [`crate::wire`]; knows nothing of what is sent.
 //!
 //! - [`connection`]: one broker connection: connect timeout, ApiVersions, request timeout.
 //! - [`security`]: `security.protocol` and the `sasl.*`/`ssl.*` settings, secrets hidden.

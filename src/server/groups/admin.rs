@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 use kafka_protocol::ResponseError;
 use kafka_protocol::messages::consumer_protocol_assignment::TopicPartition as AssignedPartition;
 use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
@@ -18,12 +18,12 @@ use kafka_protocol::messages::{
     DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse, FindCoordinatorRequest,
     FindCoordinatorResponse, GroupId, ListGroupsRequest, ListGroupsResponse, TopicName,
 };
-use kafka_protocol::protocol::Encodable;
 
 use crate::local::LocalError;
 use crate::local::group::{GroupDescription, GroupStore, TopicPartition};
 use crate::server::broker::Broker;
 use crate::server::handlers::{blocking, error_code, str_bytes};
+use crate::wire::consumer_protocol;
 
 const TRANSACTIONS: &str = "transactions are not served by kafka-server-start";
 
@@ -252,8 +252,12 @@ fn local_group(d: &GroupDescription, version: i16) -> DescribedGroup {
                 .with_member_id(str_bytes(m.member_id.clone()))
                 .with_client_id(str_bytes(m.client_id.clone()))
                 .with_client_host(str_bytes(format!("/{}", m.host)))
-                .with_member_metadata(consumer_protocol(&subscription))
-                .with_member_assignment(consumer_protocol(&assignment));
+                .with_member_metadata(
+                    consumer_protocol::encode_subscription(&subscription, 0).unwrap_or_default(),
+                )
+                .with_member_assignment(
+                    consumer_protocol::encode_assignment(&assignment, 0).unwrap_or_default(),
+                );
             if version >= 4 {
                 member.with_group_instance_id(None)
             } else {
@@ -313,16 +317,6 @@ fn assigned(partitions: &[TopicPartition]) -> Vec<AssignedPartition> {
                 .with_partitions(ps)
         })
         .collect()
-}
-
-/// Version 0 of a consumer protocol message, with its version prefix.
-fn consumer_protocol<M: Encodable>(message: &M) -> Bytes {
-    let mut buf = BytesMut::new();
-    buf.put_i16(0);
-    if message.encode(&mut buf, 0).is_err() {
-        return Bytes::new();
-    }
-    buf.freeze()
 }
 
 pub async fn delete_groups(

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use kafka_protocol::ResponseError;
 
-/// A topic partition, by topic name.
-pub type Tp = (String, u32);
+use crate::assignor;
+use crate::kafka::groups::TopicPartition;
 
 /// The assignors served, the first the default (Kafka's `group.consumer.assignors`).
 pub const ASSIGNORS: [&str; 2] = ["uniform", "range"];
@@ -36,12 +36,12 @@ pub struct Member {
     rebalance_timeout: Duration,
     last_seen: Instant,
     /// What the member was told it owns.
-    pub assigned: BTreeSet<Tp>,
+    pub assigned: BTreeSet<TopicPartition>,
     /// Taken away, not yet acknowledged: still the member's, for everyone else.
-    revoking: BTreeSet<Tp>,
+    revoking: BTreeSet<TopicPartition>,
     revoking_since: Option<Instant>,
     /// Where the assignor wants it.
-    pub target: BTreeSet<Tp>,
+    pub target: BTreeSet<TopicPartition>,
 }
 
 /// A ConsumerGroupHeartbeat, decoded (topic ids already turned into names).
@@ -58,7 +58,7 @@ pub struct Beat {
     pub subscribed: Option<Vec<String>>,
     pub assignor: Option<String>,
     /// The partitions the member owns, `None` when unchanged.
-    pub owned: Option<BTreeSet<Tp>>,
+    pub owned: Option<BTreeSet<TopicPartition>>,
 }
 
 /// The answer to a heartbeat: the member's epoch, and its assignment when it changed (or the
@@ -66,7 +66,7 @@ pub struct Beat {
 #[derive(Debug, PartialEq, Eq)]
 pub struct Reply {
     pub epoch: i32,
-    pub assignment: Option<BTreeSet<Tp>>,
+    pub assignment: Option<BTreeSet<TopicPartition>>,
 }
 
 /// A refusal: an error code and its message.
@@ -247,30 +247,35 @@ impl ConsumerGroup {
     /// A new group epoch, and its target assignment.
     fn bump(&mut self) {
         self.epoch += 1;
-        let subscriptions: BTreeMap<String, Vec<String>> = self
+        let subscriptions: BTreeMap<String, BTreeSet<String>> = self
             .members
             .iter()
-            .map(|(id, m)| (id.clone(), m.subscribed.clone()))
+            .map(|(id, m)| (id.clone(), m.subscribed.iter().cloned().collect()))
             .collect();
-        let previous: BTreeMap<String, BTreeSet<Tp>> = self
+        let previous: BTreeMap<String, BTreeSet<TopicPartition>> = self
             .members
             .iter()
             .map(|(id, m)| (id.clone(), m.target.clone()))
             .collect();
         let targets = if self.assignor() == "range" {
-            range(&subscriptions, &self.topics)
+            assignor::range(&self.topics, &subscriptions)
         } else {
-            uniform(&subscriptions, &self.topics, &previous)
+            assignor::uniform(&self.topics, &subscriptions, &previous)
         };
         for (id, m) in &mut self.members {
-            m.target = targets.get(id).cloned().unwrap_or_default();
+            m.target = targets.get(id).into_iter().flatten().cloned().collect();
         }
         self.assignment_epoch = self.epoch;
     }
 
     /// Moves a member towards its target; true if what it was told it owns changed.
-    fn reconcile(&mut self, id: &str, owned: Option<&BTreeSet<Tp>>, now: Instant) -> bool {
-        let held_by_others: BTreeSet<Tp> = self
+    fn reconcile(
+        &mut self,
+        id: &str,
+        owned: Option<&BTreeSet<TopicPartition>>,
+        now: Instant,
+    ) -> bool {
+        let held_by_others: BTreeSet<TopicPartition> = self
             .members
             .iter()
             .filter(|(other, _)| other.as_str() != id)
@@ -287,14 +292,14 @@ impl ConsumerGroup {
                 _ => return false,
             }
         }
-        let revoke: BTreeSet<Tp> = m.assigned.difference(&m.target).cloned().collect();
+        let revoke: BTreeSet<TopicPartition> = m.assigned.difference(&m.target).cloned().collect();
         if !revoke.is_empty() {
             m.assigned.retain(|tp| !revoke.contains(tp));
             m.revoking = revoke;
             m.revoking_since = Some(now);
             return true;
         }
-        let add: Vec<Tp> = m
+        let add: Vec<TopicPartition> = m
             .target
             .difference(&m.assigned)
             .filter(|tp| !held_by_others.contains(*tp))
@@ -354,87 +359,6 @@ impl ConsumerGroup {
     }
 }
 
-/// Every partition of the topics, in order.
-fn partitions_of<'a>(topics: impl Iterator<Item = (&'a String, &'a u32)>) -> Vec<Tp> {
-    topics
-        .flat_map(|(t, &n)| (0..n).map(move |p| (t.clone(), p)))
-        .collect()
-}
-
-/// `range`: each topic's partitions in contiguous runs over its subscribers, in member id order.
-fn range(
-    subscriptions: &BTreeMap<String, Vec<String>>,
-    topics: &BTreeMap<String, u32>,
-) -> BTreeMap<String, BTreeSet<Tp>> {
-    let mut out: BTreeMap<String, BTreeSet<Tp>> = BTreeMap::new();
-    for (topic, &count) in topics {
-        let subscribers: Vec<&String> = subscriptions
-            .iter()
-            .filter(|(_, s)| s.contains(topic))
-            .map(|(id, _)| id)
-            .collect();
-        if subscribers.is_empty() {
-            continue;
-        }
-        let n = subscribers.len() as u32;
-        let mut next = 0;
-        for (i, id) in subscribers.into_iter().enumerate() {
-            let take = count / n + u32::from((i as u32) < count % n);
-            let set = out.entry(id.clone()).or_default();
-            set.extend((next..next + take).map(|p| (topic.clone(), p)));
-            next += take;
-        }
-    }
-    out
-}
-
-/// `uniform`: as even as the subscriptions allow, each member keeping what it had where it can.
-fn uniform(
-    subscriptions: &BTreeMap<String, Vec<String>>,
-    topics: &BTreeMap<String, u32>,
-    previous: &BTreeMap<String, BTreeSet<Tp>>,
-) -> BTreeMap<String, BTreeSet<Tp>> {
-    let all = partitions_of(topics.iter());
-    let members: Vec<&String> = subscriptions.keys().collect();
-    let mut out: BTreeMap<String, BTreeSet<Tp>> = members
-        .iter()
-        .map(|id| ((*id).clone(), BTreeSet::new()))
-        .collect();
-    if members.is_empty() {
-        return out;
-    }
-    let eligible = |id: &str, tp: &Tp| subscriptions[id].contains(&tp.0);
-    // Quotas: the members that had the most get the remainder first, so fewer partitions move.
-    let (base, extra) = (all.len() / members.len(), all.len() % members.len());
-    let mut by_previous = members.clone();
-    by_previous.sort_by_key(|id| std::cmp::Reverse(previous.get(*id).map_or(0, BTreeSet::len)));
-    let quota: BTreeMap<&String, usize> = by_previous
-        .iter()
-        .enumerate()
-        .map(|(i, id)| (*id, base + usize::from(i < extra)))
-        .collect();
-    let mut free: BTreeSet<Tp> = all.iter().cloned().collect();
-    for id in &members {
-        for tp in previous.get(*id).into_iter().flatten() {
-            if out[*id].len() < quota[id] && free.contains(tp) && eligible(id, tp) {
-                free.remove(tp);
-                out.get_mut(*id).expect("a member").insert(tp.clone());
-            }
-        }
-    }
-    // The rest, each to the eligible member with the fewest (lowest id on a tie).
-    for tp in free {
-        let least = members
-            .iter()
-            .filter(|id| eligible(id, &tp))
-            .min_by_key(|id| (out[**id].len() >= quota[**id], out[**id].len()));
-        if let Some(id) = least {
-            out.get_mut(*id).expect("a member").insert(tp);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -452,7 +376,7 @@ mod tests {
         }
     }
 
-    fn light(id: &str, epoch: i32, owned: Option<&BTreeSet<Tp>>) -> Beat {
+    fn light(id: &str, epoch: i32, owned: Option<&BTreeSet<TopicPartition>>) -> Beat {
         Beat {
             member_id: id.to_string(),
             member_epoch: epoch,
@@ -461,7 +385,7 @@ mod tests {
         }
     }
 
-    fn tps(ps: &[u32]) -> BTreeSet<Tp> {
+    fn tps(ps: &[u32]) -> BTreeSet<TopicPartition> {
         ps.iter().map(|&p| ("t".to_string(), p)).collect()
     }
 
@@ -559,23 +483,5 @@ mod tests {
             g.expired(later, Duration::from_secs(45)),
             vec!["b".to_string()]
         );
-    }
-
-    #[test]
-    fn range_splits_each_topic_in_runs_and_uniform_keeps_what_it_can() {
-        let subs = BTreeMap::from([
-            ("a".to_string(), vec!["t".to_string()]),
-            ("b".to_string(), vec!["t".to_string()]),
-        ]);
-        let topics = BTreeMap::from([("t".to_string(), 5)]);
-        let r = range(&subs, &topics);
-        assert_eq!(
-            (r["a"].clone(), r["b"].clone()),
-            (tps(&[0, 1, 2]), tps(&[3, 4]))
-        );
-        let previous = BTreeMap::from([("b".to_string(), tps(&[0, 1, 2, 3, 4]))]);
-        let u = uniform(&subs, &topics, &previous);
-        assert_eq!((u["a"].len(), u["b"].len()), (2, 3));
-        assert!(u["b"].is_subset(&tps(&[0, 1, 2, 3, 4])));
     }
 }

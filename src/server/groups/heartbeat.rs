@@ -24,7 +24,8 @@ use kafka_protocol::messages::{
 };
 
 use super::Entry;
-use super::consumer::{ASSIGNORS, Beat, Refusal, Reply, Tp};
+use super::consumer::{ASSIGNORS, Beat, Refusal, Reply};
+use crate::kafka::groups::TopicPartition;
 use crate::server::broker::Broker;
 use crate::server::dispatch::ClientInfo;
 use crate::server::handlers::{blocking, str_bytes, topic_uuid};
@@ -164,7 +165,7 @@ fn step(
                 ps.iter()
                     .filter_map(|&p| Some((name.clone(), u32::try_from(p).ok()?)))
             })
-            .collect::<BTreeSet<Tp>>()
+            .collect::<BTreeSet<TopicPartition>>()
     });
     let beat = Beat {
         member_id: member_id.clone(),
@@ -210,7 +211,10 @@ fn step(
     result.map(|reply| (reply, topics.ids))
 }
 
-fn assignment(partitions: &BTreeSet<Tp>, ids: &BTreeMap<String, uuid::Uuid>) -> Assignment {
+fn assignment(
+    partitions: &BTreeSet<TopicPartition>,
+    ids: &BTreeMap<String, uuid::Uuid>,
+) -> Assignment {
     let by_topic = group_by_topic(partitions);
     let topic_partitions = by_topic
         .into_iter()
@@ -223,7 +227,7 @@ fn assignment(partitions: &BTreeSet<Tp>, ids: &BTreeMap<String, uuid::Uuid>) -> 
     Assignment::default().with_topic_partitions(topic_partitions)
 }
 
-fn group_by_topic(partitions: &BTreeSet<Tp>) -> BTreeMap<&str, Vec<i32>> {
+fn group_by_topic(partitions: &BTreeSet<TopicPartition>) -> BTreeMap<&str, Vec<i32>> {
     let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
     for (t, p) in partitions {
         by_topic.entry(t).or_default().push(*p as i32);
@@ -281,7 +285,7 @@ fn describe_one(broker: &Broker, id: GroupId) -> DescribedGroup {
     };
     let topics = look_up(broker, wanted);
     let group = entry.consumer();
-    let described = |partitions: &BTreeSet<Tp>| {
+    let described = |partitions: &BTreeSet<TopicPartition>| {
         let topic_partitions = group_by_topic(partitions)
             .into_iter()
             .map(|(t, ps)| {

@@ -31,7 +31,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::local::LocalError;
-use crate::local::group::{GroupStore, Member, MemberConfig};
+use crate::local::group::{GroupStore, Member, MemberConfig, ServedMember};
 use consumer::ConsumerGroup;
 use group::Group;
 
@@ -90,6 +90,48 @@ impl Entry {
             *standin = Some(store.join_for_server(group, MemberConfig::default())?);
         }
         Ok(())
+    }
+
+    /// The networked members, of either protocol, as the stand-in publishes them for the
+    /// `--log-dir` tools ([`Member::publish_served`]).
+    pub fn served_members(&self) -> Vec<ServedMember> {
+        let host = |h: &str| h.strip_prefix('/').unwrap_or(h).to_string();
+        let mut served = Vec::new();
+        {
+            let group = self.group();
+            let consumer = group.protocol_type == "consumer";
+            let stable = group.state == group::State::Stable;
+            served.extend(group.members.iter().map(|(id, m)| {
+                let mut topics = match consumer {
+                    true => offsets::subscribed_topics(&group.metadata(m)),
+                    false => Vec::new(),
+                };
+                topics.sort();
+                ServedMember {
+                    member_id: id.clone(),
+                    client_id: m.client_id.clone(),
+                    host: host(&m.host),
+                    subscribed_topics: topics,
+                    assignment: match consumer && stable {
+                        true => offsets::assigned_partitions(&m.assignment),
+                        false => Vec::new(),
+                    },
+                }
+            }));
+        }
+        let group = self.consumer();
+        served.extend(group.members.iter().map(|(id, m)| {
+            let mut topics = m.subscribed.clone();
+            topics.sort();
+            ServedMember {
+                member_id: id.clone(),
+                client_id: m.client_id.clone(),
+                host: host(&m.host),
+                subscribed_topics: topics,
+                assignment: m.assigned.iter().cloned().collect(),
+            }
+        }));
+        served
     }
 
     /// Leaves the group store once no networked member is left.
@@ -195,16 +237,38 @@ pub async fn maintain(broker: Arc<crate::server::broker::Broker>) {
             }
             let e = Arc::clone(&entry);
             let log = broker.log;
+            let store = broker.groups.store.clone();
             super::handlers::blocking(move || {
                 if let Err(err) = e.release_standin_if_empty() {
                     log.warn(&format!(
                         "Group {name}: cannot leave the group store: {err}"
                     ));
                 }
-                if let Some(m) = e.standin().as_mut()
+                let served = e.served_members();
+                let mut standin = e.standin();
+                if let Some(m) = standin.as_mut()
                     && let Err(err) = m.heartbeat()
                 {
                     log.warn(&format!("Group {name}: cannot heartbeat: {err}"));
+                }
+                // What `kafka-consumer-groups --log-dir` shows of the networked members.
+                let mut published = standin
+                    .as_mut()
+                    .map_or(Ok(()), |m| m.publish_served(served.clone()));
+                // The stand-in was evicted (the server stalled past its session timeout): it
+                // joins again, unless `--log-dir` members took the group meanwhile.
+                if let Err(LocalError::MemberFenced { .. }) = published {
+                    *standin = None;
+                    published = Entry::ensure_standin(&mut standin, &store, &name).and_then(|()| {
+                        standin
+                            .as_mut()
+                            .map_or(Ok(()), |m| m.publish_served(served))
+                    });
+                }
+                if let Err(err) = published {
+                    log.warn(&format!(
+                        "Group {name}: cannot publish its members to the group store: {err}"
+                    ));
                 }
             })
             .await;

@@ -12,7 +12,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::Buf;
 use kafka_protocol::ResponseError;
 use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
@@ -25,10 +24,9 @@ use kafka_protocol::messages::offset_fetch_response::{
     OffsetFetchResponseTopic, OffsetFetchResponseTopics,
 };
 use kafka_protocol::messages::{
-    ConsumerProtocolSubscription, GroupId, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, TopicName,
+    GroupId, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse,
+    OffsetFetchRequest, OffsetFetchResponse, TopicName,
 };
-use kafka_protocol::protocol::Decodable;
 
 use super::Entry;
 use super::group::State;
@@ -36,6 +34,7 @@ use crate::local::LocalError;
 use crate::local::group::{CommittedOffset, TopicPartition};
 use crate::server::broker::Broker;
 use crate::server::handlers::{blocking, error_code, str_bytes};
+use crate::wire::consumer_protocol;
 
 pub async fn commit(
     broker: &Arc<Broker>,
@@ -347,14 +346,29 @@ fn group_offsets(
 
 /// The topics a consumer's subscription metadata names (empty if it is not a consumer's).
 pub fn subscribed_topics(metadata: &[u8]) -> Vec<String> {
-    let mut buf = bytes::Bytes::copy_from_slice(metadata);
-    if buf.remaining() < 2 {
-        return Vec::new();
-    }
-    let version = buf.get_i16().clamp(0, 3);
-    ConsumerProtocolSubscription::decode(&mut buf, version)
+    consumer_protocol::decode_subscription(metadata)
         .map(|s| s.topics.into_iter().map(|t| t.to_string()).collect())
         .unwrap_or_default()
+}
+
+/// The partitions a classic consumer's assignment bytes give it, sorted (empty if they are not
+/// a consumer's).
+pub fn assigned_partitions(assignment: &[u8]) -> Vec<TopicPartition> {
+    let Ok(assignment) = consumer_protocol::decode_assignment(assignment) else {
+        return Vec::new();
+    };
+    let mut partitions: Vec<TopicPartition> = assignment
+        .assigned_partitions
+        .into_iter()
+        .flat_map(|t| {
+            let topic = t.topic.to_string();
+            t.partitions
+                .into_iter()
+                .filter_map(move |p| Some((topic.clone(), u32::try_from(p).ok()?)))
+        })
+        .collect();
+    partitions.sort();
+    partitions
 }
 
 pub async fn delete(
