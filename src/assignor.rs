@@ -61,21 +61,21 @@ pub fn uniform(
     subscriptions: &BTreeMap<String, BTreeSet<String>>,
     previous: &BTreeMap<String, BTreeSet<TopicPartition>>,
 ) -> BTreeMap<String, Vec<TopicPartition>> {
-    let mut out: BTreeMap<String, BTreeSet<TopicPartition>> = subscriptions
-        .keys()
-        .map(|id| (id.clone(), BTreeSet::new()))
-        .collect();
     let members: Vec<&String> = subscriptions.keys().collect();
     if members.is_empty() {
         return BTreeMap::new();
     }
-    let all: Vec<TopicPartition> = partitions_per_topic
+    let mut out: BTreeMap<String, BTreeSet<TopicPartition>> = subscriptions
+        .keys()
+        .map(|id| (id.clone(), BTreeSet::new()))
+        .collect();
+    let mut free: BTreeSet<TopicPartition> = partitions_per_topic
         .iter()
         .flat_map(|(t, &n)| (0..n).map(move |p| (t.clone(), p)))
         .collect();
     let eligible = |id: &str, tp: &TopicPartition| subscriptions[id].contains(&tp.0);
     // Quotas: the members that had the most get the remainder first, so fewer partitions move.
-    let (base, extra) = (all.len() / members.len(), all.len() % members.len());
+    let (base, extra) = (free.len() / members.len(), free.len() % members.len());
     let mut by_previous = members.clone();
     by_previous.sort_by_key(|id| std::cmp::Reverse(previous.get(*id).map_or(0, BTreeSet::len)));
     let quota: BTreeMap<&String, usize> = by_previous
@@ -83,7 +83,6 @@ pub fn uniform(
         .enumerate()
         .map(|(i, id)| (*id, base + usize::from(i < extra)))
         .collect();
-    let mut free: BTreeSet<TopicPartition> = all.iter().cloned().collect();
     for id in &members {
         for tp in previous.get(*id).into_iter().flatten() {
             if out[*id].len() < quota[id] && free.contains(tp) && eligible(id, tp) {
@@ -235,7 +234,7 @@ mod tests {
     }
 
     #[test]
-    fn uniform_keeps_what_it_can() {
+    fn range_splits_in_runs_and_uniform_keeps_what_it_can() {
         let subscriptions = subs(&[("a", &["t"]), ("b", &["t"])]);
         let previous = BTreeMap::from([(
             "b".to_string(),
@@ -243,6 +242,14 @@ mod tests {
                 .into_iter()
                 .collect(),
         )]);
+        let range = range(&counts(&[("t", 5)]), &subscriptions);
+        assert_eq!(
+            (range["a"].clone(), range["b"].clone()),
+            (
+                tps(&[("t", 0), ("t", 1), ("t", 2)]),
+                tps(&[("t", 3), ("t", 4)])
+            )
+        );
         let out = uniform(&counts(&[("t", 5)]), &subscriptions, &previous);
         assert_eq!((out["a"].len(), out["b"].len()), (2, 3));
         assert_eq!(out["b"], tps(&[("t", 0), ("t", 1), ("t", 2)]));

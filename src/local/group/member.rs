@@ -300,8 +300,13 @@ impl Member {
 
     /// The stand-in member of `kafka-server-start` publishes the networked members it stands
     /// for (in its state file, under the group lock), so that `kafka-consumer-groups --log-dir`
-    /// describes them. Writes only when they changed.
+    /// describes them, each with its topics and partitions sorted. Writes only when they
+    /// changed.
     pub fn publish_served(&mut self, mut served: Vec<ServedMember>) -> Result<()> {
+        for m in &mut served {
+            m.subscribed_topics.sort();
+            m.assignment.sort();
+        }
         served.sort_by(|a, b| a.member_id.cmp(&b.member_id));
         if served == self.served {
             return Ok(());

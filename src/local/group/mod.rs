@@ -127,7 +127,7 @@ pub struct MemberDescription {
 pub struct ServedMember {
     pub member_id: String,
     pub client_id: String,
-    /// The client's address, as Kafka shows it without the leading `/`.
+    /// The client's address without the leading `/` Kafka shows (the tools print it).
     pub host: String,
     /// The topics it subscribes to, sorted.
     pub subscribed_topics: Vec<String>,

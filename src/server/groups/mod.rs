@@ -95,41 +95,37 @@ impl Entry {
     /// The networked members, of either protocol, as the stand-in publishes them for the
     /// `--log-dir` tools ([`Member::publish_served`]).
     pub fn served_members(&self) -> Vec<ServedMember> {
+        // The server keeps Kafka's `/<address>`; the group store keeps the bare address.
         let host = |h: &str| h.strip_prefix('/').unwrap_or(h).to_string();
-        let mut served = Vec::new();
-        {
+        let mut served: Vec<ServedMember> = {
             let group = self.group();
+            // Only a consumer's bytes say what it subscribes to and was given.
             let consumer = group.protocol_type == "consumer";
             let stable = group.state == group::State::Stable;
-            served.extend(group.members.iter().map(|(id, m)| {
-                let mut topics = match consumer {
-                    true => offsets::subscribed_topics(&group.metadata(m)),
-                    false => Vec::new(),
-                };
-                topics.sort();
-                ServedMember {
+            group
+                .members
+                .iter()
+                .map(|(id, m)| ServedMember {
                     member_id: id.clone(),
                     client_id: m.client_id.clone(),
                     host: host(&m.host),
-                    subscribed_topics: topics,
+                    subscribed_topics: match consumer {
+                        true => offsets::subscribed_topics(&group.metadata(m)),
+                        false => Vec::new(),
+                    },
                     assignment: match consumer && stable {
                         true => offsets::assigned_partitions(&m.assignment),
                         false => Vec::new(),
                     },
-                }
-            }));
-        }
-        let group = self.consumer();
-        served.extend(group.members.iter().map(|(id, m)| {
-            let mut topics = m.subscribed.clone();
-            topics.sort();
-            ServedMember {
-                member_id: id.clone(),
-                client_id: m.client_id.clone(),
-                host: host(&m.host),
-                subscribed_topics: topics,
-                assignment: m.assigned.iter().cloned().collect(),
-            }
+                })
+                .collect()
+        };
+        served.extend(self.consumer().members.iter().map(|(id, m)| ServedMember {
+            member_id: id.clone(),
+            client_id: m.client_id.clone(),
+            host: host(&m.host),
+            subscribed_topics: m.subscribed.clone(),
+            assignment: m.assigned.iter().cloned().collect(),
         }));
         served
     }

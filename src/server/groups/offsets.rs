@@ -351,13 +351,13 @@ pub fn subscribed_topics(metadata: &[u8]) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The partitions a classic consumer's assignment bytes give it, sorted (empty if they are not
-/// a consumer's).
+/// The partitions a classic consumer's assignment bytes give it (empty if they are not a
+/// consumer's).
 pub fn assigned_partitions(assignment: &[u8]) -> Vec<TopicPartition> {
     let Ok(assignment) = consumer_protocol::decode_assignment(assignment) else {
         return Vec::new();
     };
-    let mut partitions: Vec<TopicPartition> = assignment
+    assignment
         .assigned_partitions
         .into_iter()
         .flat_map(|t| {
@@ -366,9 +366,7 @@ pub fn assigned_partitions(assignment: &[u8]) -> Vec<TopicPartition> {
                 .into_iter()
                 .filter_map(move |p| Some((topic.clone(), u32::try_from(p).ok()?)))
         })
-        .collect();
-    partitions.sort();
-    partitions
+        .collect()
 }
 
 pub async fn delete(
