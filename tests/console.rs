@@ -6,7 +6,9 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command as StdCommand, Stdio};
 use std::time::Duration;
 
-use common::{DefaultSignals, Kafkit, Lines, Segment, signal, sorted, wait_for_handler};
+use common::{
+    DAMAGED_OFFSET, DefaultSignals, Kafkit, Lines, Segment, signal, sorted, wait_for_handler,
+};
 
 const P: &str = "kafka-console-producer";
 const C: &str = "kafka-console-consumer";
@@ -1243,10 +1245,7 @@ fn damage_serves_the_records_before_it() {
         let printed = String::from_utf8_lossy(&out.stdout).lines().count();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{segment:?}: {err}");
-        assert!(
-            printed > 500 && printed < 1000,
-            "{segment:?}: printed {printed}: {err}"
-        );
+        assert_eq!(printed, DAMAGED_OFFSET, "{segment:?}: {err}");
         assert!(err.contains("00000000000000000000.log at byte"), "{err}");
         assert!(err.contains("kafka-topics --repair --topic d"), "{err}");
     }

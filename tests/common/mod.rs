@@ -196,6 +196,9 @@ pub fn committed(k: &Kafkit, group: &str) -> Vec<(String, u32, i64)> {
         .collect()
 }
 
+/// The offset of the batch that [`Kafkit::damage_a_batch`] damages.
+pub const DAMAGED_OFFSET: usize = 500;
+
 /// Which segment [`Kafkit::damage_a_batch`] damages.
 #[derive(Clone, Copy, Debug)]
 pub enum Segment {
@@ -285,10 +288,12 @@ impl Kafkit {
         self.ok("kafka-console-producer", &args, Some(input));
     }
 
-    /// Topic `topic` with 1,000 records (999 bytes each) per segment, and one byte flipped in a
-    /// batch about 600 records in, so that valid batches follow it: the damage that hides only
-    /// what follows it (issue 24, item 7). `Segment::Older`: three 1 MiB segments, the first
-    /// damaged; `Segment::Active`: the one segment a writer appends to.
+    /// Topic `topic` with 1,000 records (999 bytes each) per segment, and one byte flipped in
+    /// the batch at offset [`DAMAGED_OFFSET`], so that valid batches follow it: the damage that
+    /// hides only what follows it (issue 24, item 7). `Segment::Older`: three 1 MiB segments,
+    /// the first damaged; `Segment::Active`: the one segment a writer appends to. The records are
+    /// produced 100 per run, so a batch starts at every hundredth offset whatever the producer's
+    /// batching (the damaged batch was once wherever byte 600,000 fell, which moved with timing).
     pub fn damage_a_batch(&self, topic: &str, segment: Segment) {
         let segments = match segment {
             Segment::Older => 3,
@@ -306,8 +311,8 @@ impl Kafkit {
             None,
         );
         let line = "x".repeat(999);
-        let input: String = (0..1000).map(|_| format!("{line}\n")).collect();
-        for _ in 0..segments {
+        let input: String = (0..100).map(|_| format!("{line}\n")).collect();
+        for _ in 0..segments * 10 {
             self.produce(topic, &[], input.as_bytes());
         }
         let dir = self.log_dir().join(format!("{topic}-0"));
@@ -319,7 +324,19 @@ impl Kafkit {
         );
         let first = dir.join("00000000000000000000.log");
         let mut bytes = std::fs::read(&first).unwrap();
-        bytes[600_000] ^= 0xff;
+        // Walk the batch headers (base offset: 8 bytes, length: 4) to the damaged one.
+        let mut position = 0;
+        loop {
+            let header = &bytes[position..position + 12];
+            let base_offset = i64::from_be_bytes(header[..8].try_into().unwrap());
+            let length = i32::from_be_bytes(header[8..].try_into().unwrap()) as usize;
+            if base_offset == DAMAGED_OFFSET as i64 {
+                // A byte of the first record's value, well past the 61-byte batch header.
+                bytes[position + 100] ^= 0xff;
+                break;
+            }
+            position += 12 + length;
+        }
         std::fs::write(&first, bytes).unwrap();
     }
 

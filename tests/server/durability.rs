@@ -2,7 +2,7 @@
 //! its data is fdatasync'ed.
 
 use crate::common::server::Server;
-use crate::common::{Kafkit, Segment, sorted, wait_for};
+use crate::common::{DAMAGED_OFFSET, Kafkit, Segment, sorted, wait_for};
 
 #[test]
 fn kill_9_after_acknowledged_produce_loses_nothing() {
@@ -113,10 +113,7 @@ fn damage_is_served_up_to_the_bad_batch_then_refused() {
         let printed = String::from_utf8_lossy(&out.stdout).lines().count();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{segment:?}: {err}");
-        assert!(
-            printed > 500 && printed < 1000,
-            "{segment:?}: printed {printed}: {err}"
-        );
+        assert_eq!(printed, DAMAGED_OFFSET, "{segment:?}: {err}");
         assert!(
             err.contains(&format!(
                 "Encountered corrupt message when fetching offset {printed} for topic-partition d-0"
