@@ -3,6 +3,7 @@
 
 use std::io::Write;
 
+use crate::kafka::java_number::{java_double, java_float};
 use crate::record::{RecordRef, TimestampType};
 
 use super::properties::{Properties, is_true};
@@ -111,65 +112,6 @@ fn is_uuid(t: &str) -> bool {
             .iter()
             .zip([8, 4, 4, 4, 12])
             .all(|(p, n)| p.len() == n && p.chars().all(|c| c.is_ascii_hexdigit()))
-}
-
-/// Java's `Double.toString`: shortest digits, scientific below 1e-3 and from 1e7.
-pub fn java_double(v: f64) -> String {
-    java_float_text(v, format!("{v:e}"))
-}
-
-/// Java's `Float.toString`.
-pub fn java_float(v: f32) -> String {
-    java_float_text(v as f64, format!("{v:e}"))
-}
-
-fn java_float_text(v: f64, sci: String) -> String {
-    if v.is_nan() {
-        return "NaN".into();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 { "Infinity" } else { "-Infinity" }.into();
-    }
-    if v == 0.0 {
-        return if v.is_sign_negative() { "-0.0" } else { "0.0" }.into();
-    }
-    // `sci` is like "-1.2345e-7": split into sign, digits and exponent.
-    let (mantissa, exp) = sci.split_once('e').expect("scientific format");
-    let exp: i32 = exp.parse().expect("exponent");
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => ("-", m),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let abs = v.abs();
-    if (1e-3..1e7).contains(&abs) {
-        let point = exp + 1;
-        let (int, frac) = if point <= 0 {
-            (
-                "0".to_string(),
-                format!("{}{digits}", "0".repeat((-point) as usize)),
-            )
-        } else if point as usize >= digits.len() {
-            (
-                format!("{digits}{}", "0".repeat(point as usize - digits.len())),
-                String::new(),
-            )
-        } else {
-            (
-                digits[..point as usize].to_string(),
-                digits[point as usize..].to_string(),
-            )
-        };
-        let frac = if frac.is_empty() {
-            "0".to_string()
-        } else {
-            frac
-        };
-        format!("{sign}{int}.{frac}")
-    } else {
-        let frac = if digits.len() > 1 { &digits[1..] } else { "0" };
-        format!("{sign}{}.{frac}E{exp}", &digits[..1])
-    }
 }
 
 /// Which formatter `--formatter` selected.
@@ -429,18 +371,5 @@ mod tests {
             "a\\x00\n"
         );
         assert!(Deserializer::from_class("com.example.Foo").is_err());
-    }
-
-    #[test]
-    fn java_number_text() {
-        assert_eq!(java_double(1.0), "1.0");
-        assert_eq!(java_double(0.5), "0.5");
-        assert_eq!(java_double(123456.789), "123456.789");
-        assert_eq!(java_double(1e7), "1.0E7");
-        assert_eq!(java_double(1.5e-4), "1.5E-4");
-        assert_eq!(java_double(-0.001), "-0.001");
-        assert_eq!(java_double(f64::NAN), "NaN");
-        assert_eq!(java_float(3.25), "3.25");
-        assert_eq!(java_double(100.0), "100.0");
     }
 }

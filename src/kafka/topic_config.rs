@@ -14,6 +14,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use super::java_number::java_double;
+
 use ConfigType as T;
 use Validator as V;
 
@@ -519,7 +521,7 @@ fn check_range(
 ) -> Result<(), String> {
     let (x, shown) = match value {
         Value::Int(n) => (*n as f64, n.to_string()),
-        Value::Double(x) => (*x, java_double_to_string(*x)),
+        Value::Double(x) => (*x, java_double(*x)),
         _ => return Ok(()),
     };
     if let Some(min) = min
@@ -670,43 +672,6 @@ fn parse_hex_double(hex: &str) -> Option<f64> {
     });
     let frac_bits = i32::try_from(frac_part.len() * 4).ok()?;
     Some(value * 2f64.powi(exp.saturating_sub(frac_bits)))
-}
-
-/// Java's `Double.toString`: shortest round-trip digits, plain notation for magnitudes in
-/// `[1e-3, 1e7)` (`0.5`, `2.0`), otherwise `d.dddE<n>` (`1.0E10`, `1.5E-4`).
-fn java_double_to_string(x: f64) -> String {
-    if x.is_nan() {
-        return "NaN".to_string();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
-    }
-    let sign = if x.is_sign_negative() { "-" } else { "" };
-    if x == 0.0 {
-        return format!("{sign}0.0");
-    }
-    let abs = x.abs();
-    let scientific = format!("{abs:e}"); // shortest digits, e.g. "1.2345e3"
-    let (mantissa, exp) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    if (1e-3..1e7).contains(&abs) {
-        if exp >= 0 {
-            let int_len = exp.unsigned_abs() as usize + 1;
-            if digits.len() > int_len {
-                format!("{sign}{}.{}", &digits[..int_len], &digits[int_len..])
-            } else {
-                format!("{sign}{digits}{}.0", "0".repeat(int_len - digits.len()))
-            }
-        } else {
-            let zeros = "0".repeat(exp.unsigned_abs() as usize - 1);
-            format!("{sign}0.{zeros}{digits}")
-        }
-    } else {
-        let (first, rest) = digits.split_at(1);
-        let rest = if rest.is_empty() { "0" } else { rest };
-        format!("{sign}{first}.{rest}E{exp}")
-    }
 }
 
 #[cfg(test)]
@@ -953,25 +918,6 @@ mod tests {
                 ),
                 "{bad}"
             );
-        }
-    }
-
-    #[test]
-    fn java_double_formatting() {
-        let cases = [
-            (0.5, "0.5"),
-            (2.0, "2.0"),
-            (1234567.0, "1234567.0"),
-            (1.0e7, "1.0E7"),
-            (0.001, "0.001"),
-            (0.0001, "1.0E-4"),
-            (-1.5e-5, "-1.5E-5"),
-            (123.456, "123.456"),
-            (-0.0, "-0.0"),
-            (f64::NEG_INFINITY, "-Infinity"),
-        ];
-        for (x, expected) in cases {
-            assert_eq!(java_double_to_string(x), expected);
         }
     }
 

@@ -4,7 +4,6 @@
 //! Admin requests go to the bootstrap connection: on KRaft clusters every broker forwards
 //! CreateTopics and DeleteTopics to the active controller itself.
 
-use base64::Engine;
 use kafka_protocol::messages::create_partitions_request::{
     CreatePartitionsAssignment, CreatePartitionsTopic,
 };
@@ -26,6 +25,7 @@ use super::error::{RemoteError, Result};
 use super::net::connection::{ClientConfig, ConnectFailure, Connection};
 use crate::kafka::configs::{ConfigEntry, ConfigResource, TopicConfigChanges};
 use crate::kafka::topics::{NewTopic, PartitionIncrease};
+use crate::kafka::uuid::uuid_to_string;
 
 /// A broker of the cluster, as Metadata describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -275,8 +275,7 @@ impl Client {
                 partitions.sort_by_key(|p| p.partition);
                 Some(TopicInfo {
                     name,
-                    id: base64::engine::general_purpose::URL_SAFE_NO_PAD
-                        .encode(t.topic_id.as_bytes()),
+                    id: uuid_to_string(t.topic_id.as_bytes()),
                     internal: t.is_internal,
                     error_code: t.error_code,
                     partitions,
@@ -415,8 +414,7 @@ impl Client {
                     Some(known) => known.partitions.extend(partitions),
                     None => topics.push(TopicInfo {
                         name,
-                        id: base64::engine::general_purpose::URL_SAFE_NO_PAD
-                            .encode(t.topic_id.as_bytes()),
+                        id: uuid_to_string(t.topic_id.as_bytes()),
                         internal: t.is_internal,
                         error_code: t.error_code,
                         partitions: partitions.collect(),

@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use base64::Engine;
 use sha2::Digest;
 use tokio::sync::{Semaphore, watch};
 
@@ -14,6 +13,7 @@ use super::appender::AppendQueue;
 use super::config::ServerConfig;
 use super::groups::Coordinator;
 use super::log::Logger;
+use crate::kafka::uuid::uuid_to_string;
 use crate::local::group::GroupStore;
 use crate::local::{LocalError, LogDir, PartitionLog, TopicMeta};
 
@@ -225,5 +225,9 @@ impl Broker {
 fn cluster_id_for(root: &std::path::Path) -> String {
     let path = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let digest = sha2::Sha256::digest(path.as_os_str().as_encoded_bytes());
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&digest[..16])
+    // The first 16 bytes of the digest make the id, printed as Kafka prints any UUID.
+    let id: [u8; 16] = digest[..16]
+        .try_into()
+        .expect("a SHA-256 digest has 32 bytes");
+    uuid_to_string(&id)
 }

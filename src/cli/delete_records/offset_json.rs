@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::cli::jackson::write_string;
+use crate::kafka::java_number::java_double;
 
 /// The offset to delete below, per partition.
 pub type Offsets = BTreeMap<(String, i32), i64>;
@@ -149,36 +150,6 @@ fn write_value(v: &Value, out: &mut String) {
     }
 }
 
-/// Java's `Double.toString`: plain decimals from 10^-3 up to 10^7, else `d.dddEn`; always a
-/// digit after the point.
-fn java_double(f: f64) -> String {
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.to_string();
-    }
-    let sign = if f < 0.0 { "-" } else { "" };
-    // The shortest digits that read back as `f`, and the exponent of the first.
-    let sci = format!("{:e}", f.abs());
-    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let body = if (1e-3..1e7).contains(&f.abs()) {
-        let point = exponent + 1;
-        if point <= 0 {
-            format!("0.{}{digits}", "0".repeat((-point) as usize))
-        } else if point as usize >= digits.len() {
-            format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
-        } else {
-            let (int, frac) = digits.split_at(point as usize);
-            format!("{int}.{frac}")
-        }
-    } else {
-        let (first, rest) = digits.split_at(1);
-        let rest = if rest.is_empty() { "0" } else { rest };
-        format!("{first}.{rest}E{exponent}")
-    };
-    format!("{sign}{body}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,23 +236,6 @@ mod tests {
             ),
         ] {
             assert_eq!(parse(text), Err(message.to_string()), "{text}");
-        }
-    }
-
-    #[test]
-    fn doubles_print_as_java_prints_them() {
-        for (f, java) in [
-            (1.5, "1.5"),
-            (100.0, "100.0"),
-            (1e7, "1.0E7"),
-            (1234567.0, "1234567.0"),
-            (0.001, "0.001"),
-            (0.0001, "1.0E-4"),
-            (-2.5e-10, "-2.5E-10"),
-            (0.0, "0.0"),
-            (123.456, "123.456"),
-        ] {
-            assert_eq!(java_double(f), java, "{f}");
         }
     }
 }

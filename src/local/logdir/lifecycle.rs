@@ -6,10 +6,9 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use base64::Engine;
-
 use super::{LogDir, MAX_FILE_NAME, TOPICS_DIR, TopicMeta, sync_dir};
 use crate::kafka::topic_name;
+use crate::kafka::uuid::uuid_to_string;
 use crate::local::board::Slot;
 use crate::local::error::{IoContext, LocalError, Result};
 use crate::local::lock::LockMode;
@@ -213,7 +212,7 @@ fn new_topic_id() -> String {
         let mut bytes: [u8; 16] = rand::random();
         bytes[6] = (bytes[6] & 0x0f) | 0x40;
         bytes[8] = (bytes[8] & 0x3f) | 0x80;
-        let id = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+        let id = uuid_to_string(&bytes);
         if !id.starts_with('-') {
             return id;
         }

@@ -21,7 +21,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use base64::Engine;
 use kafka_protocol::messages::consumer_group_heartbeat_request::TopicPartitions;
 use kafka_protocol::messages::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, TopicName,
@@ -34,6 +33,7 @@ use super::{
     AssignmentChange, Consuming, ILLEGAL_GENERATION, MemberSettings, Partitions, Positions,
     REBALANCE_IN_PROGRESS, Session, TopicPartition, UNKNOWN_MEMBER_ID, flatten, millis,
 };
+use crate::kafka::uuid::{uuid_from_string, uuid_to_string};
 use crate::remote::coordinator::{Coordinator, group_id, is_coordinator_error};
 use crate::remote::error::{RemoteError, Result};
 use crate::remote::fetch::Fetcher;
@@ -57,7 +57,7 @@ type ById = BTreeMap<Uuid, BTreeSet<i32>>;
 pub fn new_member_id() -> String {
     loop {
         let bytes: [u8; 16] = rand::random();
-        let id = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+        let id = uuid_to_string(&bytes);
         if !id.starts_with('-') && bytes != [0; 16] {
             return id;
         }
@@ -310,12 +310,9 @@ impl ConsumerMember {
             fetcher.bootstrap().live_connection().await?;
             let meta = fetcher.bootstrap().metadata(None).await?;
             for t in meta.topics {
-                let Ok(bytes) = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&t.id)
-                else {
-                    continue;
-                };
-                if let Ok(id) = Uuid::from_slice(&bytes) {
-                    self.ids.insert(t.name, id);
+                // A topic whose id does not read is one no assignment can name.
+                if let Ok(bytes) = uuid_from_string(&t.id) {
+                    self.ids.insert(t.name, Uuid::from_bytes(bytes));
                 }
             }
             if !known(&self.ids) {

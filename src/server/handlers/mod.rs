@@ -20,7 +20,6 @@ pub mod topics;
 
 use std::sync::Arc;
 
-use base64::Engine;
 use kafka_protocol::ResponseError;
 use kafka_protocol::messages::{
     ApiVersionsRequest, ApiVersionsResponse, InitProducerIdRequest, InitProducerIdResponse,
@@ -30,6 +29,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::broker::{Broker, ServedPartition};
 use super::dispatch::api_versions_response;
+use crate::kafka::uuid::{uuid_from_string, uuid_to_string};
 use crate::local::{LocalError, TopicMeta};
 
 /// Runs file work on a blocking thread.
@@ -110,18 +110,17 @@ pub fn str_bytes(s: impl Into<String>) -> StrBytes {
     StrBytes::from_string(s.into())
 }
 
-/// A topic id as the wire carries it, from the 22-character base64url form the log dir keeps.
+/// A topic id as the wire carries it, from the 22-character base64url form the log dir keeps
+/// (the zero id if that is unreadable).
 pub fn topic_uuid(id: &str) -> uuid::Uuid {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(id)
-        .ok()
-        .and_then(|b| uuid::Uuid::from_slice(&b).ok())
+    uuid_from_string(id)
+        .map(uuid::Uuid::from_bytes)
         .unwrap_or_default()
 }
 
 /// A wire topic id in the log dir's form.
 pub fn topic_id_text(id: uuid::Uuid) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id.as_bytes())
+    uuid_to_string(id.as_bytes())
 }
 
 pub async fn api_versions(

@@ -5,22 +5,17 @@
 use base64::Engine;
 
 use super::{Dflt, Field, Message, Ty, Value, default_of};
-use crate::cli::formatter::java_double;
 use crate::cli::jackson::write_string;
+use crate::kafka::java_number::java_double;
+use crate::kafka::uuid::uuid_to_string;
 
 const BASE64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
-const BASE64_URL: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 /// The JSON of `value`, a read `message`, written for `version`.
 pub fn to_json(message: &Message, value: &Value, version: i16) -> String {
     let mut out = String::new();
     write_struct(&mut out, message.fields, value, version);
     out
-}
-
-/// Kafka's `Uuid.toString()`.
-pub fn uuid_text(bytes: &[u8; 16]) -> String {
-    BASE64_URL.encode(bytes)
 }
 
 fn write_struct(out: &mut String, fields: &[Field], value: &Value, version: i16) {
@@ -70,7 +65,7 @@ fn write_value(out: &mut String, ty: &Ty, v: &Value, version: i16) {
         (_, Value::Bool(b)) => out.push_str(if *b { "true" } else { "false" }),
         (_, Value::Str(s)) => write_string(out, s),
         (_, Value::Bytes(b)) => write_string(out, &BASE64.encode(b)),
-        (_, Value::Uuid(u)) => write_string(out, &uuid_text(u)),
+        (_, Value::Uuid(u)) => write_string(out, &uuid_to_string(u)),
         (Ty::Array(element), Value::Array(items)) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -83,19 +78,5 @@ fn write_value(out: &mut String, ty: &Ty, v: &Value, version: i16) {
         }
         (Ty::Struct(fields), v @ Value::Struct(_)) => write_struct(out, fields, v, version),
         _ => out.push_str("null"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn uuids_and_doubles_as_java_prints_them() {
-        assert_eq!(uuid_text(&[0; 16]), "AAAAAAAAAAAAAAAAAAAAAA");
-        assert_eq!(java_double(1.5), "1.5");
-        assert_eq!(java_double(1024.0), "1024.0");
-        assert_eq!(java_double(1e7), "1.0E7");
-        assert_eq!(java_double(1.25e-4), "1.25E-4");
     }
 }
