@@ -19,22 +19,14 @@
 //! leader that is unknown or unreachable (a broker restarting) only delays it, up to
 //! `delivery.timeout.ms` after it was queued.
 //!
-//! With acks=0 the broker never answers, and a batch sent to a leader that has not yet created
-//! its replica (a topic created a moment ago) is dropped while the broker closes the connection.
-//! So before the first acks=0 batch to a partition, a ListOffsets asks its leader whether it is
-//! ready (retrying as above), and [`Producer::close`] ends with a request that has an answer, so
-//! a connection the broker closed is reported instead of silently losing records.
-//!
-//! # Modules
-//!
-//! This file holds the [`Producer`] facade and the state its parts share:
-//!
-//! - `sender`: the pipeline: Produce requests to leaders, their answers.
-//! - `retry`: failed sends, expiry after `delivery.timeout.ms`, backoff and route refresh.
-//! - `gap`: a batch written by a broker that then died unclean, refused as out of order when
-//!   sent again.
-//! - `routing`: Metadata (the topic's route), InitProducerId, the acks=0 leader probe,
-//!   connections to leaders.
+//! One answer is not a failed send: REQUEST_TIMED_OUT to an idempotent producer. The leader
+//! has written the batch and waits for a replica that may be dead (until the controller fences
+//! it, 9 s by default); sending it again with the same sequence number only waits again, so it
+//! costs no retry, and `delivery.timeout.ms` bounds it. Kafka's producer counts it: with its
+//! console producer's defaults (3 retries of 1.5 s) a failover longer than about 6 s loses
+//! records. So that a live leader gives this answer before the request times out here (which
+//! does cost a retry: the broker may be hung), an idempotent Produce asks the leader to answer
+//! within half of `request.timeout.ms`; Kafka's producer asks for all of it.
 
 mod gap;
 mod retry;
@@ -65,6 +57,9 @@ const LEADER_NOT_AVAILABLE: i16 = 5;
 const OUT_OF_ORDER_SEQUENCE: i16 = 45;
 /// DUPLICATE_SEQUENCE_NUMBER: the broker already has this batch (an idempotent retry).
 const DUPLICATE_SEQUENCE: i16 = 46;
+/// REQUEST_TIMED_OUT: the leader wrote the batch but its in-sync replicas did not confirm it
+/// within the request's timeout (acks=all).
+const REQUEST_TIMED_OUT: i16 = 7;
 /// The longest wait between two retries (Kafka's `retry.backoff.max.ms`).
 const MAX_BACKOFF: Duration = Duration::from_millis(1000);
 

@@ -13,8 +13,8 @@ use tokio::time::Instant;
 
 use super::routing::{connect, probe_leader};
 use super::{
-    DUPLICATE_SEQUENCE, InFlight, LEADER_NOT_AVAILABLE, OUT_OF_ORDER_SEQUENCE, Sender, SlotState,
-    is_retriable, record_count,
+    DUPLICATE_SEQUENCE, InFlight, LEADER_NOT_AVAILABLE, OUT_OF_ORDER_SEQUENCE, REQUEST_TIMED_OUT,
+    Sender, SlotState, is_retriable, record_count,
 };
 use crate::remote::error::{RemoteError, Result};
 
@@ -260,12 +260,10 @@ impl Sender {
         ProduceRequest::default()
             .with_transactional_id(None)
             .with_acks(self.settings.acks)
-            .with_timeout_ms(
-                self.config
-                    .request_timeout
-                    .as_millis()
-                    .min(i32::MAX as u128) as i32,
-            )
+            .with_timeout_ms(ack_timeout(
+                self.config.request_timeout,
+                self.producer.is_some(),
+            ))
             .with_topic_data(vec![
                 TopicProduceData::default()
                     .with_name(TopicName(StrBytes::from_string(self.topic.clone())))
@@ -399,6 +397,13 @@ impl Sender {
                     q.slots[i].state = SlotState::Queued;
                     self.recovering = true;
                     let e = RemoteError::broker(code, message.as_deref());
+                    if code == REQUEST_TIMED_OUT && self.producer.is_some() {
+                        // Written, waiting on replicas: sent again, it waits again (see the
+                        // producer's module docs); no retry spent.
+                        q.failed = true;
+                        q.last_error = Some(e.to_string());
+                        continue;
+                    }
                     if code == OUT_OF_ORDER_SEQUENCE && i == 0 && !q.failed {
                         // The oldest batch: no earlier failure explains it (see `gap`).
                         q.failed = true;
@@ -418,5 +423,34 @@ impl Sender {
             }
         }
         Ok(())
+    }
+}
+
+/// How long a Produce request asks its leader to wait for the in-sync replicas. Idempotent:
+/// half of `request_timeout`, so that a live leader answers REQUEST_TIMED_OUT well before the
+/// request times out here, even on a loaded machine (see the producer's module docs); sent
+/// again, the batch only waits again. Otherwise all of it, as Kafka's producer asks: there a
+/// REQUEST_TIMED_OUT costs a retry and may write the batch twice.
+fn ack_timeout(request_timeout: Duration, idempotent: bool) -> i32 {
+    let wait = if idempotent {
+        request_timeout / 2
+    } else {
+        request_timeout
+    };
+    wait.as_millis().clamp(1, i32::MAX as u128) as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_leader_is_asked_to_answer_before_the_request_times_out() {
+        let ms = |ms, idempotent| ack_timeout(Duration::from_millis(ms), idempotent);
+        assert_eq!(ms(1_500, true), 750);
+        assert_eq!(ms(1_500, false), 1_500);
+        assert_eq!(ms(30_000, true), 15_000);
+        assert_eq!(ms(1, true), 1);
+        assert_eq!(ms(0, false), 1);
     }
 }
