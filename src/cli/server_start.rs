@@ -73,6 +73,9 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
         Some(path) => load_file(path)?,
         None => Properties::new(),
     };
+    // The file's keys: most are Kafka's that the server ignores, but one a letter away from a
+    // key it reads is a setting lost (an `--override`'s unread key is warned of below).
+    let misspelt = server::config::near_misses(&props);
     for pair in m.get_many::<String>("override").into_iter().flatten() {
         match pair.split_once('=') {
             Some((k, v)) if !k.trim().is_empty() => {
@@ -109,8 +112,13 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     } else {
         Level::Info
     };
-    let signal = server::run(config, &log_dir, Logger::new(level))
-        .map_err(|e| CliError::Runtime(e.into()))?;
+    let log = Logger::new(level);
+    for (given, meant) in misspelt {
+        log.warn(&format!(
+            "The configuration '{given}' was supplied but isn't a known config; did you mean '{meant}'?"
+        ));
+    }
+    let signal = server::run(config, &log_dir, log).map_err(|e| CliError::Runtime(e.into()))?;
     Err(CliError::Interrupted(
         u8::try_from(128 + signal).unwrap_or(130),
     ))

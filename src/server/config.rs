@@ -111,6 +111,24 @@ pub const READ_KEYS: &[&str] = &[
     "group.consumer.session.timeout.ms",
 ];
 
+/// Given keys the server does not read that look like a misspelling of one it does (at most two
+/// edits away), each with the key it resembles. Kafka warns of every key it does not know; the
+/// server ignores most of Kafka's keys, and a typo matters only where it hides one it reads.
+pub fn near_misses(props: &BTreeMap<String, String>) -> Vec<(String, &'static str)> {
+    props
+        .keys()
+        .filter(|given| !READ_KEYS.contains(&given.as_str()))
+        .filter_map(|given| {
+            READ_KEYS
+                .iter()
+                .map(|known| (strsim::damerau_levenshtein(given, known), *known))
+                .filter(|(distance, _)| *distance <= 2)
+                .min()
+                .map(|(_, known)| (given.clone(), known))
+        })
+        .collect()
+}
+
 impl ServerConfig {
     /// Reads the settings from broker properties. A value that Kafka would refuse is an error
     /// naming the key and what it accepts.
@@ -419,6 +437,29 @@ fn boolean(v: &str, key: &str) -> Result<bool, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn misspelt_keys_that_the_server_reads_are_named() {
+        let props: BTreeMap<String, String> = [
+            "num.partitionz",
+            "log.retention.hour",
+            "advertized.listeners",
+            "num.network.threads",
+            "log.dirs",
+            "broker.rack",
+        ]
+        .into_iter()
+        .map(|k| (k.to_string(), "1".to_string()))
+        .collect();
+        assert_eq!(
+            near_misses(&props),
+            [
+                ("advertized.listeners".to_string(), "advertised.listeners"),
+                ("log.retention.hour".to_string(), "log.retention.hours"),
+                ("num.partitionz".to_string(), "num.partitions"),
+            ]
+        );
+    }
 
     fn config(pairs: &[(&str, &str)]) -> Result<ServerConfig, String> {
         let props = pairs
