@@ -52,13 +52,43 @@ BROKER_JVM=(-Xms512m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20
 # Tools are short-lived: the C1-only JIT roughly halves their start-up on two cores.
 TOOL_JVM=(-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true)
 
+# Class data sharing (CDS): the first run of each main class records the classes it loaded in an
+# archive, which its JVM writes as it exits; later runs map that archive and start about twice as
+# fast (a Java tool: 4.5 s -> 2 s on a loaded two-core machine). The JVMs are exec'ed or
+# backgrounded, so signals reach them, and a finished recording (its JVM gone) is moved into place
+# by the next run. Archives are kept per JDK version (`check_java` sets it), as a JVM skips one
+# that another JDK wrote. -Xlog:cds*=off keeps CDS's notes off the tools' stdout, which tests compare.
+# Sets SHARE to the JVM options for main class $1.
+class_sharing() {
+    local dir=$KAFKA_HOME/cds/${JAVA_VERSION:-unknown} part pid
+    local archive=$dir/$1.jsa
+    mkdir -p "$dir"
+    for part in "$dir/$1".*.part; do
+        [[ -f $part ]] || continue
+        pid=${part%.part}
+        pid=${pid##*.}
+        if kill -0 "$pid" 2>/dev/null; then continue; fi
+        # Its JVM is gone: the first finished recording becomes the archive, others go.
+        if [[ -f $archive ]]; then rm -f "$part"; else mv -f "$part" "$archive" 2>/dev/null || true; fi
+    done
+    SHARE=(-Xlog:cds*=off)
+    if [[ -f $archive ]]; then
+        SHARE+=(-XX:SharedArchiveFile="$archive")
+    else
+        # $$ is the JVM's pid once exec'ed.
+        SHARE+=(-XX:ArchiveClassesAtExit="$dir/$1.$$.part")
+    fi
+}
+
 die() { echo "kafka-broker: $*" >&2; exit 1; }
 missing() { echo "kafka-broker: $*" >&2; exit 3; }
 
 check_java() {
     command -v "$JAVA" >/dev/null 2>&1 || missing "java not found (the broker needs Java 17+)"
     local v
-    v=$("$JAVA" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1)
+    # The full version (17.0.12, say) names the class-sharing archives' directory.
+    JAVA_VERSION=$("$JAVA" -version 2>&1 | sed -n 's/.*version "\([^"]*\)".*/\1/p' | head -n1)
+    v=$(sed -n 's/^\([0-9]*\).*/\1/p' <<<"$JAVA_VERSION")
     [[ -n $v && $v -ge 17 ]] || missing "Java 17+ is needed to run Kafka $KAFKA_VERSION, found: $("$JAVA" -version 2>&1 | head -n1)"
 }
 
@@ -495,7 +525,8 @@ tool)
     resolve_libs
     cls=$1
     shift
-    exec "$JAVA" "${TOOL_JVM[@]}" -cp "$LIBS/*" \
+    class_sharing "$cls"
+    exec "$JAVA" "${TOOL_JVM[@]}" "${SHARE[@]}" -cp "$LIBS/*" \
         -Dlog4j2.configurationFile="$KAFKA_HOME/config/tools-log4j2.properties" "$cls" "$@"
     ;;
 *)

@@ -554,12 +554,16 @@ fn altering_topic_configs_is_the_same_on_both_backends() {
             };
             outcomes.push(outcome.map_err(|e| e.kind()));
         }
-        // The broker applies a change through its controller: its describe follows shortly.
+        // The broker applies a change through its controller: its describe follows shortly (and
+        // may not know the topic yet, though the controller took the change).
         let deadline = Instant::now() + Duration::from_secs(60);
         let shown = loop {
             let shown = retention_configs(&mut client, &topic);
-            if seen.first().is_none_or(|(_, first)| *first == shown) || Instant::now() > deadline {
-                break shown;
+            let settled = shown
+                .as_ref()
+                .is_ok_and(|shown| seen.first().is_none_or(|(_, first)| first == shown));
+            if settled || Instant::now() > deadline {
+                break shown.unwrap();
             }
             std::thread::sleep(Duration::from_millis(100));
         };
@@ -585,20 +589,18 @@ fn altering_topic_configs_is_the_same_on_both_backends() {
     assert_eq!(seen[0], seen[1], "embedded log, then broker");
 }
 
-/// The topic's `retention.*` entries as (name, value, is default), sorted.
+/// The topic's `retention.*` entries as (name, value, is default), sorted; the error when the
+/// describe fails.
 fn retention_configs(
     client: &mut kafkit::client::Client,
     topic: &str,
-) -> Vec<(String, Option<String>, bool)> {
-    let (_, entries) = client
-        .describe_configs(&[topic.to_string()])
-        .unwrap()
-        .remove(0);
+) -> Result<Vec<(String, Option<String>, bool)>, kafkit::client::error::ClientError> {
+    let (_, entries) = client.describe_configs(&[topic.to_string()])?.remove(0);
     let mut shown: Vec<(String, Option<String>, bool)> = entries
         .into_iter()
         .filter(|e| e.name.starts_with("retention."))
         .map(|e| (e.name, e.value, e.is_default))
         .collect();
     shown.sort();
-    shown
+    Ok(shown)
 }
