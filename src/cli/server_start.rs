@@ -95,6 +95,20 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
             }
         }
     }
+    let level = if m.get_flag("quiet") {
+        Level::Warn
+    } else if m.get_flag("verbose") {
+        Level::Debug
+    } else {
+        Level::Info
+    };
+    // Before the settings are checked: a misspelt key may be why they fail (`log.dirz`).
+    let log = Logger::new(level);
+    for (given, meant) in misspelt {
+        log.warn(&format!(
+            "The configuration '{given}' was supplied but isn't a known config; did you mean '{meant}'?"
+        ));
+    }
     let config =
         ServerConfig::from_properties(&props).map_err(|e| CliError::Runtime(anyhow::anyhow!(e)))?;
     let log_dir = m
@@ -105,19 +119,6 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     let Some(log_dir) = log_dir else {
         return usage("no log directory: give --log-dir or log.dirs, or set KAFKIT_LOG_DIR");
     };
-    let level = if m.get_flag("quiet") {
-        Level::Warn
-    } else if m.get_flag("verbose") {
-        Level::Debug
-    } else {
-        Level::Info
-    };
-    let log = Logger::new(level);
-    for (given, meant) in misspelt {
-        log.warn(&format!(
-            "The configuration '{given}' was supplied but isn't a known config; did you mean '{meant}'?"
-        ));
-    }
     let signal = server::run(config, &log_dir, log).map_err(|e| CliError::Runtime(e.into()))?;
     Err(CliError::Interrupted(
         u8::try_from(128 + signal).unwrap_or(130),

@@ -56,11 +56,14 @@ TOOL_JVM=(-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=
 # archive, which its JVM writes as it exits; later runs map that archive and start about twice as
 # fast (a Java tool: 4.5 s -> 2 s on a loaded two-core machine). The JVMs are exec'ed or
 # backgrounded, so signals reach them, and a finished recording (its JVM gone) is moved into place
-# by the next run. Archives are kept per JDK version (`check_java` sets it), as a JVM skips one
-# that another JDK wrote. -Xlog:cds*=off keeps CDS's notes off the tools' stdout, which tests compare.
+# by the next run. Archives are kept per JDK build and per download of the jars (`check_java`
+# sets JDK_BUILD), as a JVM silently skips one that another JDK wrote or whose jars changed.
+# -Xlog:cds*=off keeps CDS's notes off the tools' stdout, which tests compare.
 # Sets SHARE to the JVM options for main class $1.
 class_sharing() {
-    local dir=$KAFKA_HOME/cds/${JAVA_VERSION:-unknown} part pid
+    local jars part pid
+    jars=$(stat -c %Y "$LIBS/.complete" 2>/dev/null || echo 0)
+    local dir=$KAFKA_HOME/cds/${JDK_BUILD:-unknown}-$jars
     local archive=$dir/$1.jsa
     mkdir -p "$dir"
     for part in "$dir/$1".*.part; do
@@ -68,10 +71,16 @@ class_sharing() {
         pid=${part%.part}
         pid=${pid##*.}
         if kill -0 "$pid" 2>/dev/null; then continue; fi
-        # Its JVM is gone: the first finished recording becomes the archive, others go.
-        if [[ -f $archive ]]; then rm -f "$part"; else mv -f "$part" "$archive" 2>/dev/null || true; fi
+        # Its JVM is gone. A dynamic archive starts with its magic number, written last: without
+        # it the JVM was killed while writing, and the file would turn sharing off altogether.
+        # The first whole recording becomes the archive; others go.
+        if [[ -f $archive || $(od -An -tx4 -N4 "$part" 2>/dev/null) != *f00baba8* ]]; then
+            rm -f "$part"
+        else
+            mv -f "$part" "$archive" 2>/dev/null || true
+        fi
     done
-    SHARE=(-Xlog:cds*=off)
+    SHARE=('-Xlog:cds*=off')
     if [[ -f $archive ]]; then
         SHARE+=(-XX:SharedArchiveFile="$archive")
     else
@@ -85,10 +94,12 @@ missing() { echo "kafka-broker: $*" >&2; exit 3; }
 
 check_java() {
     command -v "$JAVA" >/dev/null 2>&1 || missing "java not found (the broker needs Java 17+)"
-    local v
-    # The full version (17.0.12, say) names the class-sharing archives' directory.
-    JAVA_VERSION=$("$JAVA" -version 2>&1 | sed -n 's/.*version "\([^"]*\)".*/\1/p' | head -n1)
-    v=$(sed -n 's/^\([0-9]*\).*/\1/p' <<<"$JAVA_VERSION")
+    local v about
+    about=$("$JAVA" -version 2>&1)
+    # The version (17.0.12, say) and a checksum of the whole build text name the directory of
+    # the class-sharing archives.
+    JDK_BUILD=$(sed -n 's/.*version "\([^"]*\)".*/\1/p' <<<"$about" | head -n1)-$(cksum <<<"$about" | cut -d' ' -f1)
+    v=$(sed -n 's/.*version "\([0-9]*\).*/\1/p' <<<"$about" | head -n1)
     [[ -n $v && $v -ge 17 ]] || missing "Java 17+ is needed to run Kafka $KAFKA_VERSION, found: $("$JAVA" -version 2>&1 | head -n1)"
 }
 

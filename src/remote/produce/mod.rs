@@ -27,6 +27,23 @@
 //! records. So that a live leader gives this answer before the request times out here (which
 //! does cost a retry: the broker may be hung), an idempotent Produce asks the leader to answer
 //! within half of `request.timeout.ms`; Kafka's producer asks for all of it.
+//!
+//! With acks=0 the broker never answers, and a batch sent to a leader that has not yet created
+//! its replica (a topic created a moment ago) is dropped while the broker closes the connection.
+//! So before the first acks=0 batch to a partition, a ListOffsets asks its leader whether it is
+//! ready (retrying as above), and [`Producer::close`] ends with a request that has an answer, so
+//! a connection the broker closed is reported instead of silently losing records.
+//!
+//! # Modules
+//!
+//! This file holds the [`Producer`] facade and the state its parts share:
+//!
+//! - `sender`: the pipeline: Produce requests to leaders, their answers.
+//! - `retry`: failed sends, expiry after `delivery.timeout.ms`, backoff and route refresh.
+//! - `gap`: a batch written by a broker that then died unclean, refused as out of order when
+//!   sent again.
+//! - `routing`: Metadata (the topic's route), InitProducerId, the acks=0 leader probe,
+//!   connections to leaders.
 
 mod gap;
 mod retry;
@@ -81,6 +98,8 @@ struct Slot {
     batch: Bytes,
     state: SlotState,
     queued_at: Instant,
+    /// Sent at least once: the broker may have written it, whatever came back.
+    sent: bool,
 }
 
 /// The unacknowledged batches of one partition, oldest first, and its retry state.
@@ -92,6 +111,10 @@ struct PartitionQueue {
     /// A batch of this partition failed since the last recovery: the later ones that come back
     /// out of order are victims of that failure, not failures of their own.
     failed: bool,
+    /// A batch of this partition came back REQUEST_TIMED_OUT since the last recovery: held by
+    /// its leader, not failed, so it costs no retry; the later ones refused as out of order are
+    /// its victims too. Other errors still count.
+    held: bool,
     /// The last error, for the message when a batch expires.
     last_error: Option<String>,
     /// The broker refused the oldest batch as out of order (this message): before sending
@@ -226,6 +249,7 @@ impl Producer {
             batch,
             state: SlotState::Queued,
             queued_at: Instant::now(),
+            sent: false,
         });
         let result = self.runtime.block_on(self.sender.drive(false));
         self.sender.remember(result)

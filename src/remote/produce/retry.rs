@@ -44,7 +44,7 @@ impl Sender {
     pub(super) fn fail(&mut self, p: i32, code: i16, message: &str, retriable: bool) -> Result<()> {
         let q = &mut self.queues[p as usize];
         q.last_error = Some(message.to_string());
-        if code == OUT_OF_ORDER_SEQUENCE && q.failed {
+        if code == OUT_OF_ORDER_SEQUENCE && (q.failed || q.held) {
             return Ok(());
         }
         let exhausted = if q.failed {
@@ -76,6 +76,7 @@ impl Sender {
     pub(super) async fn recover(&mut self) -> Result<()> {
         for (p, q) in self.queues.iter_mut().enumerate() {
             q.failed = false;
+            q.held = false;
             let Some(oldest) = q.slots.iter().find(|s| s.state != SlotState::Acked) else {
                 continue;
             };

@@ -37,19 +37,21 @@ impl Sender {
         let Err(e) = result else {
             return Ok(());
         };
-        let count = |state: SlotState| -> i64 {
-            self.queues
-                .iter()
-                .flat_map(|q| q.slots.iter())
-                .filter(|s| s.state == state)
-                .map(|s| record_count(&s.batch))
-                .sum()
-        };
-        let (queued, in_flight) = (count(SlotState::Queued), count(SlotState::InFlight));
-        let message = if queued + in_flight > 0 {
+        let unacked = self
+            .queues
+            .iter()
+            .flat_map(|q| q.slots.iter())
+            .filter(|s| s.state != SlotState::Acked);
+        let (mut records, mut sent) = (0, 0);
+        for slot in unacked {
+            records += record_count(&slot.batch);
+            if slot.sent {
+                sent += record_count(&slot.batch);
+            }
+        }
+        let message = if records > 0 {
             format!(
-                "{e}; {} record(s) not acknowledged ({in_flight} of them sent, which the broker may have written)",
-                queued + in_flight
+                "{e}; {records} record(s) not acknowledged ({sent} of them sent, which the broker may have written)"
             )
         } else {
             e.to_string()
@@ -168,6 +170,7 @@ impl Sender {
             let q = &mut self.queues[*p as usize];
             if let Some(slot) = q.slots.iter_mut().find(|s| s.state == SlotState::Queued) {
                 slot.state = state;
+                slot.sent = true;
             }
             q.pop_acked();
         }
@@ -400,11 +403,11 @@ impl Sender {
                     if code == REQUEST_TIMED_OUT && self.producer.is_some() {
                         // Written, waiting on replicas: sent again, it waits again (see the
                         // producer's module docs); no retry spent.
-                        q.failed = true;
+                        q.held = true;
                         q.last_error = Some(e.to_string());
                         continue;
                     }
-                    if code == OUT_OF_ORDER_SEQUENCE && i == 0 && !q.failed {
+                    if code == OUT_OF_ORDER_SEQUENCE && i == 0 && !q.failed && !q.held {
                         // The oldest batch: no earlier failure explains it (see `gap`).
                         q.failed = true;
                         q.last_error = Some(e.to_string());
