@@ -327,6 +327,11 @@ impl Kafkit {
         // Walk the batch headers (base offset: 8 bytes, length: 4) to the damaged one.
         let mut position = 0;
         loop {
+            assert!(
+                position + 12 <= bytes.len(),
+                "no batch starts at offset {DAMAGED_OFFSET} in {}",
+                first.display()
+            );
             let header = &bytes[position..position + 12];
             let base_offset = i64::from_be_bytes(header[..8].try_into().unwrap());
             let length = i32::from_be_bytes(header[8..].try_into().unwrap()) as usize;

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::{LogDir, MAX_FILE_NAME, TOPICS_DIR, TopicMeta, sync_dir};
 use crate::kafka::topic_name;
-use crate::kafka::uuid::uuid_to_string;
+use crate::kafka::uuid::random_uuid_string;
 use crate::local::board::Slot;
 use crate::local::error::{IoContext, LocalError, Result};
 use crate::local::lock::LockMode;
@@ -38,7 +38,7 @@ impl LogDir {
             .map_err(LocalError::Invalid)?;
         let meta = TopicMeta {
             name: name.to_string(),
-            id: new_topic_id(),
+            id: random_uuid_string(),
             partitions,
             configs,
         };
@@ -202,19 +202,6 @@ pub(super) fn remove_tree(dir: &Path) -> Result<()> {
                     e,
                 ));
             }
-        }
-    }
-}
-
-/// A new topic id: 16 random bytes (UUID v4 bits), never starting with '-' when encoded, as Kafka's.
-fn new_topic_id() -> String {
-    loop {
-        let mut bytes: [u8; 16] = rand::random();
-        bytes[6] = (bytes[6] & 0x0f) | 0x40;
-        bytes[8] = (bytes[8] & 0x3f) | 0x80;
-        let id = uuid_to_string(&bytes);
-        if !id.starts_with('-') {
-            return id;
         }
     }
 }

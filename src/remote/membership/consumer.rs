@@ -33,7 +33,7 @@ use super::{
     AssignmentChange, Consuming, ILLEGAL_GENERATION, MemberSettings, Partitions, Positions,
     REBALANCE_IN_PROGRESS, Session, TopicPartition, UNKNOWN_MEMBER_ID, flatten, millis,
 };
-use crate::kafka::uuid::{uuid_from_string, uuid_to_string};
+use crate::kafka::uuid::{random_uuid_string, uuid_from_string};
 use crate::remote::coordinator::{Coordinator, group_id, is_coordinator_error};
 use crate::remote::error::{RemoteError, Result};
 use crate::remote::fetch::Fetcher;
@@ -51,19 +51,6 @@ const LEAVE_EPOCH: i32 = -1;
 /// A partition assignment by topic id.
 type ById = BTreeMap<Uuid, BTreeSet<i32>>;
 
-/// A new member id: a random UUID in base64url without padding, as Java's
-/// `Uuid.randomUuid().toString()`, which also never starts one with '-' (it would read as an
-/// option on a command line).
-pub fn new_member_id() -> String {
-    loop {
-        let bytes: [u8; 16] = rand::random();
-        let id = uuid_to_string(&bytes);
-        if !id.starts_with('-') && bytes != [0; 16] {
-            return id;
-        }
-    }
-}
-
 /// This process's membership of one consumer-protocol group.
 #[derive(Debug)]
 pub struct ConsumerMember {
@@ -79,7 +66,7 @@ pub struct ConsumerMember {
 impl ConsumerMember {
     /// A member that has not joined yet; the first [`ConsumerMember::poll`] joins.
     pub fn new(settings: MemberSettings, config: &ClientConfig) -> ConsumerMember {
-        let member_id = new_member_id();
+        let member_id = random_uuid_string();
         let beats = ConsumerBeats {
             group: settings.group_id.clone(),
             member_id: member_id.clone(),
@@ -511,25 +498,5 @@ impl ConsumerBeats {
                 self.failure = Some((c, response.error_message.map(|m| m.to_string())));
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn member_ids_look_like_javas_uuids() {
-        for _ in 0..200 {
-            let id = new_member_id();
-            assert_eq!(id.len(), 22, "{id}");
-            assert!(!id.starts_with('-'), "{id}");
-            assert!(
-                id.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
-                "{id}"
-            );
-        }
-        assert_ne!(new_member_id(), new_member_id());
     }
 }

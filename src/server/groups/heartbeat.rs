@@ -102,9 +102,8 @@ pub async fn heartbeat(
                 "MemberId can't be empty.".into(),
             ));
         }
-        member_id = uuid::Builder::from_random_bytes(rand::random())
-            .into_uuid()
-            .to_string();
+        // As Kafka's coordinator names one: `Uuid.randomUuid()`'s text.
+        member_id = crate::kafka::uuid::random_uuid_string();
     }
     let entry = broker.groups.entry(&name);
     // Read here: the blocking thread does not see the request's task-local client.
