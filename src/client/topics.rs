@@ -8,11 +8,11 @@ use kafka_protocol::ResponseError;
 
 use super::{Backend, Client, ClientError, Result};
 pub use crate::kafka::configs::{ConfigChange, ConfigEntry, TopicConfigChanges};
+pub use crate::kafka::repair::{Cut, PartitionRepair, RepairReport};
 pub use crate::kafka::topics::{
     NewTopic, PartitionDescription, PartitionIncrease, TopicDescription, TopicListing,
 };
 use crate::local;
-pub use crate::local::{Cut, PartitionRepair, RepairReport};
 use crate::remote::{PartitionInfo, RemoteError, TopicInfo};
 
 /// The outcome for one topic of a create, add-partitions or delete call.

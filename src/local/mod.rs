@@ -30,7 +30,5 @@ pub mod warnings;
 pub mod write_behind;
 
 pub use error::{LocalError, Result};
-pub use logdir::{LogDir, PartitionRepair, TopicMeta};
-pub use partition::{
-    AppendResult, Cut, KeptTail, PartitionConfig, PartitionLog, RepairReport, SegmentInfo, Snapshot,
-};
+pub use logdir::{LogDir, TopicMeta};
+pub use partition::{AppendResult, KeptTail, PartitionConfig, PartitionLog, SegmentInfo, Snapshot};

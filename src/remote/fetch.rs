@@ -17,6 +17,7 @@ use kafka_protocol::messages::{BrokerId, FetchRequest, ListOffsetsRequest};
 use super::admin::{BrokerInfo, Client, topic_name};
 use super::error::{RemoteError, Result};
 use super::net::connection::{ClientConfig, Connection, connect_broker};
+use crate::kafka::consumer::Isolation;
 
 /// Bytes per partition in one Fetch.
 pub const PARTITION_MAX_BYTES: i32 = 1 << 20;
@@ -26,22 +27,6 @@ pub const REQUEST_MAX_BYTES: i32 = 4 << 20;
 pub const EARLIEST: i64 = -2;
 /// ListOffsets timestamp for the end (the last stable offset with read_committed).
 pub const LATEST: i64 = -1;
-
-/// `isolation.level`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Isolation {
-    ReadUncommitted,
-    ReadCommitted,
-}
-
-impl Isolation {
-    fn code(self) -> i8 {
-        match self {
-            Isolation::ReadUncommitted => 0,
-            Isolation::ReadCommitted => 1,
-        }
-    }
-}
 
 /// One partition's answer to a Fetch.
 #[derive(Debug)]

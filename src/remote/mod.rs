@@ -37,13 +37,13 @@ mod records;
 
 pub use admin::{Client, ClusterMetadata, PartitionInfo, TopicInfo, TopicOutcome};
 pub use error::RemoteError;
-pub use fetch::{Fetched, Isolation, Tp};
+pub use fetch::{Fetched, Tp};
 pub use groups::{CommittedOffset, GroupInfo, ListedGroup, OffsetDeleteOutcome};
-pub use membership::GroupProtocol;
 pub use net::connection::ClientConfig;
 pub use produce::Producer;
 
 use crate::kafka::configs::{ConfigEntry, TopicConfigChanges};
+use crate::kafka::consumer::Isolation;
 use crate::kafka::topics::{NewTopic, PartitionIncrease};
 use error::Result;
 

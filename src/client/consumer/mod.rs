@@ -29,7 +29,7 @@ use crate::record::{
     BatchHeader, BatchIter, RecordRef, TimestampType, for_each_record, for_each_record_crc,
 };
 use crate::remote::{Fetched, Tp};
-pub use crate::remote::{GroupProtocol, Isolation};
+pub use crate::kafka::consumer::{GroupProtocol, Isolation};
 use local::LocalLog;
 pub use membership::AssignmentChange;
 use membership::Membership;

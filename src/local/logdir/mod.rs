@@ -26,20 +26,10 @@ mod lifecycle;
 use super::board::{Slot, board_path};
 use super::error::{IoContext, LocalError, Result};
 use super::lock::{FileLock, LockMode};
-use super::partition::{PARTITION_METADATA, PartitionConfig, PartitionLog, RepairReport};
+use super::partition::{PARTITION_METADATA, PartitionConfig, PartitionLog};
 use super::segment::{LOG_SUFFIX, segment_path};
+use crate::kafka::repair::PartitionRepair;
 use crate::kafka::{topic_config, topic_name};
-
-/// What [`LogDir::repair_topic`] did to one partition.
-#[derive(Debug)]
-pub struct PartitionRepair {
-    pub partition: u32,
-    /// The topic id its `partition.metadata` named before it was adopted.
-    pub adopted_from: Option<String>,
-    /// Its `partition.metadata` was missing (or named no topic id) and was written again.
-    pub metadata_restored: bool,
-    pub report: RepairReport,
-}
 
 const FORMAT_FILE: &str = "kafkit-format";
 const FORMAT_LINE: &str = "kafkit-log-format=1";

@@ -52,7 +52,6 @@ mod active;
 mod append;
 pub use append::KeptTail;
 pub use delete_records::HIGH_WATERMARK;
-pub use repair::{Cut, RepairReport};
 mod checkpoint;
 mod delete_records;
 mod hints;

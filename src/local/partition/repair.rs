@@ -11,31 +11,12 @@ use super::checkpoint::{
     read_log_start, read_recovery_point, write_log_start, write_recovery_point,
 };
 use super::{PartitionConfig, PartitionLog, file_len, now_ms, open_rw};
+use crate::kafka::repair::{Cut, RepairReport};
 use crate::local::error::{IoContext, Result};
 use crate::local::lock::LockMode;
 use crate::local::segment::{
     INDEX_SUFFIX, LOG_SUFFIX, SCAN_CHUNK, Scanner, Step, TIMEINDEX_SUFFIX, segment_path, sync_dir,
 };
-
-/// What a repair found and did to one partition.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RepairReport {
-    /// The first damage: where the log was cut. `None`: every batch checked out.
-    pub cut: Option<Cut>,
-    /// Files renamed aside (the cut segment's copy, and every later segment's files).
-    pub set_aside: Vec<PathBuf>,
-}
-
-/// Where a partition was cut back, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cut {
-    /// The partition's log end after the cut: the first offset no longer held.
-    pub offset: i64,
-    /// The segment file and byte position of the damage.
-    pub path: PathBuf,
-    pub position: u64,
-    pub reason: String,
-}
 
 /// The first damage a full scan met: in segment number `index`, at `position`.
 struct Damage {

@@ -69,16 +69,6 @@ pub struct MemberSettings {
     pub auto_commit: bool,
 }
 
-/// Kafka's `group.protocol`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum GroupProtocol {
-    /// JoinGroup/SyncGroup/Heartbeat, the assignment computed by the group's leader.
-    #[default]
-    Classic,
-    /// KIP-848's ConsumerGroupHeartbeat, the assignment computed by the coordinator.
-    Consumer,
-}
-
 /// What a member of either protocol keeps on the consumer's thread.
 #[derive(Debug)]
 struct Session {
