@@ -1,19 +1,18 @@
 //! A hook for the fuzz targets (feature `fuzzing`): one partition's Fetch answer, as a broker
-//! may send it, taken and walked by the consumer engine's own code ([`Consumer::load`] and
-//! [`Consumer::deliver`]): batches split, skipped below the position, control batches and
-//! aborted transactions left out, records handed to a caller, delivery marks settled.
+//! may send it, taken and walked by the consumer engine's own code ([`take_fetched`], as the
+//! cluster backend loads it, and [`Consumer::deliver`]): batches split, skipped below the
+//! position, control batches and aborted transactions left out, records handed to a caller,
+//! delivery marks settled.
 //!
 //! A child of the consumer module so that it can reach the engine's private parts without
 //! widening what the module exports.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 
-use super::read::Loaded;
-use super::source::Reader;
+use super::backend::Loaded;
+use super::cluster::take_fetched;
 use super::{Assigned, Consumer, Handled, Isolation};
 use crate::local::LogDir;
-use crate::remote::Fetched;
 use crate::remote::fetch::PartitionData;
 
 /// How the walk goes.
@@ -32,7 +31,8 @@ pub(crate) struct Walk {
 
 thread_local! {
     /// One consumer for the process, reset before each walk (making one per input would
-    /// spend the fuzzer's time on setup). Its source is never used by a walk: an empty log dir.
+    /// spend the fuzzer's time on setup). Its backend, an empty log dir, is never used by a
+    /// walk, so the partition a walk assigns is not opened on it.
     static CONSUMER: RefCell<Option<Consumer>> = const { RefCell::new(None) };
 }
 
@@ -56,24 +56,16 @@ pub(crate) fn walk_fetched(records: &[u8], aborted: Vec<(i64, i64)>, walk: &Walk
         };
         c.config.until_time = walk.until_time;
         c.marks.clear();
-        c.assigned = vec![Assigned::new(
-            "t".to_string(),
-            0,
-            Reader::Remote,
-            walk.position,
-            i64::MAX,
-        )];
-        let tp = ("t".to_string(), 0);
+        c.assigned = vec![Assigned::new("t".to_string(), 0, walk.position, i64::MAX)];
         let data = PartitionData {
             end_offset: i64::MAX,
             records: bytes::Bytes::copy_from_slice(records),
             aborted,
         };
-        let mut fetched = HashMap::from([(tp, Fetched::Data(data))]);
-        let Ok(Loaded::Batches {
+        let Loaded::Batches {
             aborted,
             crc_checked,
-        }) = c.load(0, &mut fetched, Default::default())
+        } = take_fetched(&mut c.assigned[0], data, &mut c.fetched)
         else {
             panic!("a fetched partition loads as batches");
         };

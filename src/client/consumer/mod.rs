@@ -8,32 +8,31 @@
 //! moves only when the caller reports how much of that output it delivered
 //! ([`Consumer::settle`]), so a commit never covers a record that did not reach its reader.
 //!
-//! Where records come from is `source` (the embedded log or a cluster); a group's assignment,
-//! commits and leaving go through `membership`, one interface over the embedded log's members
-//! and a cluster's classic and KIP-848 members.
+//! Everything that depends on where the records are goes through one interface,
+//! `backend::ConsumerBackend`, with one implementation per backend: `local` (the embedded log
+//! and its flock-based group members) and `cluster` (a cluster's fetcher and its classic and
+//! KIP-848 group members). Each owns its readers and its group member together, so the engine
+//! never pairs them by hand.
 
+mod backend;
+mod cluster;
 #[cfg(feature = "fuzzing")]
 pub(crate) mod fuzz;
 mod local;
-mod membership;
 mod read;
-mod source;
 mod unread;
 
-use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::{Backend, Client, ClientError, Result, TopicPattern};
 use crate::assignor::TopicPartition;
-use crate::record::{
-    BatchHeader, BatchIter, RecordRef, TimestampType, for_each_record, for_each_record_crc,
-};
-use crate::remote::{Fetched, Tp};
 pub use crate::kafka::consumer::{GroupProtocol, Isolation};
+pub use crate::kafka::groups::AssignmentChange;
+use crate::record::{RecordRef, TimestampType};
+use backend::{ConsumerBackend, Opened};
+use cluster::ClusterConsumer;
 use local::LocalLog;
-pub use membership::AssignmentChange;
-use membership::Membership;
-use source::{Reader, Source};
 use unread::Unread;
 pub use unread::UnreadProbe;
 
@@ -147,11 +146,10 @@ pub struct Round {
 /// A consumer on either backend.
 #[derive(Debug)]
 pub struct Consumer {
-    source: Source,
+    /// Where the records come from, with the membership of `config.group` there.
+    backend: Box<dyn ConsumerBackend>,
     config: ConsumerConfig,
     assigned: Vec<Assigned>,
-    /// The membership of `config.group`, on whichever backend.
-    member: Option<Membership>,
     last_commit: Instant,
     last_refresh: Option<Instant>,
     /// Subscribed topics that exist, with their partition counts.
@@ -171,7 +169,7 @@ pub struct Consumer {
     /// Warnings raised outside a round, for the next round to return.
     warnings: Vec<String>,
     /// The assignment changed or metadata was refreshed since the last round: the next one
-    /// reads every partition (see [`LocalLog::start_round`]).
+    /// reads every partition (see [`ConsumerBackend::start_round`]).
     full_round: bool,
     /// The assigned partitions (indices) a round reads, reused between rounds.
     round_order: Vec<usize>,
@@ -180,12 +178,12 @@ pub struct Consumer {
     scratch: Vec<u8>,
 }
 
-/// One assigned partition.
+/// One assigned partition, as the engine follows it on either backend (how it is read is the
+/// backend's, kept at the same index).
 #[derive(Debug)]
 struct Assigned {
     topic: String,
     partition: u32,
-    reader: Reader,
     /// The next offset to read.
     position: i64,
     /// The offset after the last record the caller delivered: what a commit covers.
@@ -199,11 +197,10 @@ struct Assigned {
 }
 
 impl Assigned {
-    fn new(topic: String, partition: u32, reader: Reader, position: i64, end: i64) -> Self {
+    fn new(topic: String, partition: u32, position: i64, end: i64) -> Self {
         Assigned {
             topic,
             partition,
-            reader,
             position,
             delivered: position,
             end_target: end,
@@ -236,17 +233,15 @@ impl Client {
     /// A consumer of what `config` subscribes to; with a group, it joins it (on a cluster,
     /// at its first poll).
     pub fn into_consumer(self, config: ConsumerConfig) -> Result<Consumer> {
-        let source = match self.backend {
-            Backend::Local(dir) => Source::Local(Box::new(LocalLog::new(dir))),
-            Backend::Remote(cluster) => {
-                Source::Remote(Box::new(cluster.into_consumer(config.isolation)))
-            }
+        let group = config.group.as_ref();
+        let backend: Box<dyn ConsumerBackend> = match self.backend {
+            Backend::Local(dir) => Box::new(LocalLog::new(dir).joined(group)?),
+            Backend::Remote(cluster) => Box::new(ClusterConsumer::new(
+                cluster.into_consumer(config.isolation),
+                group,
+            )),
         };
-        let member = match &config.group {
-            Some(g) => Some(Membership::join(&source, g)?),
-            None => None,
-        };
-        Ok(Consumer::with(source, config, member))
+        Ok(Consumer::with(backend, config))
     }
 }
 
@@ -265,16 +260,15 @@ impl Consumer {
             group: None,
             allow_auto_create_topics: false,
         };
-        Consumer::with(Source::Local(Box::new(LocalLog::new(dir))), config, None)
+        Consumer::with(Box::new(LocalLog::new(dir)), config)
     }
 
     /// A consumer that has read nothing yet.
-    fn with(source: Source, config: ConsumerConfig, member: Option<Membership>) -> Consumer {
+    fn with(backend: Box<dyn ConsumerBackend>, config: ConsumerConfig) -> Consumer {
         Consumer {
-            source,
+            backend,
             config,
             assigned: Vec::new(),
-            member,
             last_commit: Instant::now(),
             last_refresh: None,
             subscription: BTreeMap::new(),
@@ -378,6 +372,7 @@ impl Consumer {
             })
             .collect();
         self.assigned.retain(|a| keep(a));
+        self.backend.retain(&new_index);
         if let Some(unread) = self.unread.as_mut() {
             unread.reindex(&new_index);
         }
@@ -413,10 +408,7 @@ impl Consumer {
         let positions = self.positions();
         // A failed commit is tried again at the next interval, not at every round.
         self.last_commit = Instant::now();
-        match self.member.as_mut() {
-            Some(member) => member.commit(&mut self.source, &positions),
-            None => Ok(()),
-        }
+        self.backend.commit(&positions)
     }
 
     /// Commits the delivered positions (when auto-commit is on) and leaves the group, as
@@ -424,10 +416,7 @@ impl Consumer {
     pub fn close(mut self) -> Result<()> {
         self.take_read();
         let positions = self.positions();
-        match self.member.take() {
-            Some(member) => member.leave(&mut self.source, &positions),
-            None => Ok(()),
-        }
+        self.backend.leave(&positions)
     }
 
     /// The delivered position of every assigned partition: a commit never covers a record
@@ -477,7 +466,7 @@ impl Consumer {
     /// next incarnation is read from its start.
     fn existing_topics(&mut self, names: &[String]) -> Result<BTreeMap<String, u32>> {
         if matches!(self.config.subscription, Subscription::Pattern(_)) {
-            return self.source.topics(None, false);
+            return self.backend.topics(None, false);
         }
         let (seen, new): (Vec<String>, Vec<String>) = names
             .iter()
@@ -485,7 +474,7 @@ impl Consumer {
             .partition(|name| self.subscription.contains_key(name));
         let mut existing = BTreeMap::new();
         if !seen.is_empty() {
-            existing = self.source.topics(Some(&seen), false)?;
+            existing = self.backend.topics(Some(&seen), false)?;
         }
         if !new.is_empty() {
             let auto_create = self.config.allow_auto_create_topics;
@@ -493,8 +482,8 @@ impl Consumer {
                 && let Subscription::Partition {
                     topic, partition, ..
                 } = &self.config.subscription
-                && !self.source.has_topic(topic)?
-                && let Some(count) = self.source.auto_created_partitions()?
+                && !self.backend.has_topic(topic)?
+                && let Some(count) = self.backend.auto_created_partitions()?
                 && *partition >= count
             {
                 // Created now, the topic would not have the partition asked for: refuse before
@@ -506,7 +495,7 @@ impl Consumer {
                     ),
                 ));
             }
-            existing.extend(self.source.topics(Some(&new), auto_create)?);
+            existing.extend(self.backend.topics(Some(&new), auto_create)?);
         }
         Ok(existing)
     }
@@ -543,7 +532,7 @@ impl Consumer {
                 } else if pattern.is_none() && !self.warned_missing {
                     warnings.push(format!(
                         "WARN: Topic '{topic}' does not exist in {} yet; waiting for it to be created.",
-                        self.source.place()
+                        self.backend.place()
                     ));
                     self.warned_missing = true;
                 }
@@ -585,18 +574,16 @@ impl Consumer {
                 if held.contains(&p) {
                     continue;
                 }
-                let opened = self.source.open(&topic, p, self.config.from_time)?;
-                let (lo, hi) = (opened.start, opened.end);
-                let position = match start {
-                    _ if let Some(at) = opened.at_time => at,
-                    _ if self.started => lo,
-                    Some(Start::Earliest) => lo,
-                    Some(Start::Latest) => hi,
-                    Some(Start::Offset(o)) if (lo..=hi).contains(&o) => o,
-                    _ => self.default_start(&(topic.clone(), p), lo, hi),
-                };
-                self.assigned
-                    .push(Assigned::new(topic.clone(), p, opened.reader, position, hi));
+                self.assign((topic.clone(), p), |c, tp, opened| {
+                    let (lo, hi) = (opened.start, opened.end);
+                    match start {
+                        _ if c.started => lo,
+                        Some(Start::Earliest) => lo,
+                        Some(Start::Latest) => hi,
+                        Some(Start::Offset(o)) if (lo..=hi).contains(&o) => o,
+                        _ => c.default_start(tp, lo, hi),
+                    }
+                })?;
             }
         }
         self.subscription = subscription;
@@ -617,28 +604,40 @@ impl Consumer {
 
     /// Whether partitions come from a group's assignment rather than from the subscription.
     fn in_group(&self) -> bool {
-        self.member.is_some()
+        self.backend.in_group()
+    }
+
+    /// Opens partition `tp` on the backend and assigns it, at the first offset of the
+    /// `from_time` asked for if any, else where `start` picks from its bounds.
+    fn assign(
+        &mut self,
+        tp: TopicPartition,
+        start: impl FnOnce(&Consumer, &TopicPartition, &Opened) -> i64,
+    ) -> Result<()> {
+        let opened = self.backend.open(&tp.0, tp.1, self.config.from_time)?;
+        let position = match opened.at_time {
+            Some(at) => at,
+            None => start(self, &tp, &opened),
+        };
+        let (topic, partition) = tp;
+        self.assigned
+            .push(Assigned::new(topic, partition, position, opened.end));
+        Ok(())
     }
 
     /// Group members: heartbeat, follow the group's assignment (drop revoked partitions, start
     /// acquired ones at their committed offset or by `auto.offset.reset`).
     fn rebalance(&mut self) -> Result<()> {
-        if self.member.is_none() {
+        if !self.in_group() {
             return Ok(());
         }
         // A revoked partition's commit covers what the reader took.
         self.take_read();
-        let Some(member) = self.member.as_mut() else {
-            return Ok(());
-        };
-        // Built only when the member commits: a map of every position each round cost more
-        // than the rest of an idle round over many partitions.
-        let assigned = &self.assigned;
         let AssignmentChange {
             acquired, revoked, ..
-        } = member.poll(&mut self.source, &self.subscription, || {
-            positions_of(assigned)
-        })?;
+        } = self
+            .backend
+            .poll_group(&self.subscription, &self.assigned)?;
         if acquired.is_empty() && revoked.is_empty() {
             return Ok(());
         }
@@ -646,139 +645,14 @@ impl Consumer {
         let revoked: HashSet<TopicPartition> = revoked.into_iter().collect();
         self.retain_assigned(|a| !revoked.contains(&(a.topic.clone(), a.partition)));
         for (tp, committed) in acquired {
-            let opened = self.source.open(&tp.0, tp.1, self.config.from_time)?;
-            let (lo, hi) = (opened.start, opened.end);
-            let position = match committed {
-                _ if let Some(at) = opened.at_time => at,
-                Some(o) if (lo..=hi).contains(&o) => o,
-                _ => self.default_start(&tp, lo, hi),
-            };
-            self.assigned
-                .push(Assigned::new(tp.0, tp.1, opened.reader, position, hi));
+            self.assign(tp, |c, tp, opened| {
+                let (lo, hi) = (opened.start, opened.end);
+                match committed {
+                    Some(o) if (lo..=hi).contains(&o) => o,
+                    _ => c.default_start(tp, lo, hi),
+                }
+            })?;
         }
         Ok(())
     }
-
-    /// Hands the records of the loaded batches of partition `index` to `each`, skipping
-    /// control batches and (read_committed) aborted transactions. Returns whether the caller
-    /// stopped.
-    fn deliver(
-        &mut self,
-        index: usize,
-        mut aborted: VecDeque<(i64, i64)>,
-        crc_checked: bool,
-        each: &mut impl FnMut(ConsumedRecord<'_, '_>) -> Handled,
-        read_any: &mut bool,
-    ) -> Result<bool> {
-        let read_committed = self.config.isolation == Isolation::ReadCommitted;
-        let until_time = self.config.until_time;
-        let a = &mut self.assigned[index];
-        let marks = &mut self.marks;
-        // Records up to `next` are delivered with the caller's output up to `end` (by
-        // default, the output so far).
-        let mut mark = |end: Option<usize>, next: i64, record: bool| {
-            let end = end.unwrap_or_else(|| marks.last().map_or(0, |m| m.end));
-            marks.push(Mark {
-                end,
-                assigned: index,
-                next,
-                record,
-            })
-        };
-        let mut aborting: HashSet<i64> = HashSet::new();
-        for batch in BatchIter::new(&self.fetched) {
-            let batch = batch.map_err(|e| in_partition(e, a))?;
-            let header = BatchHeader::parse(batch)?;
-            if header.next_offset() <= a.position {
-                continue;
-            }
-            if read_committed && header.producer_id >= 0 {
-                // As Kafka's fetcher: a transaction listed as aborted is skipped from its
-                // first offset to its abort marker.
-                while aborted.front().is_some_and(|t| t.1 <= header.last_offset()) {
-                    let (pid, _) = aborted.pop_front().expect("checked");
-                    aborting.insert(pid);
-                }
-                if header.is_control() {
-                    if is_abort_marker(batch, &mut self.scratch)? {
-                        aborting.remove(&header.producer_id);
-                    }
-                } else if header.is_transactional() && aborting.contains(&header.producer_id) {
-                    a.position = header.next_offset();
-                    mark(None, a.position, false);
-                    continue;
-                }
-            }
-            if header.is_control() {
-                a.position = header.next_offset();
-                mark(None, a.position, false);
-                continue;
-            }
-            let timestamp_type = header.timestamp_type();
-            let mut past_until = false;
-            let mut stop = false;
-            let position = &mut a.position;
-            let partition = a.partition as i32;
-            let topic = a.topic.as_str();
-            for_each_record_crc(batch, &mut self.scratch, !crc_checked, |r| {
-                if stop || past_until || r.offset < *position {
-                    return Ok(());
-                }
-                if until_time.is_some_and(|t| r.timestamp > t) {
-                    past_until = true;
-                    return Ok(());
-                }
-                *position = r.offset + 1;
-                *read_any = true;
-                let handled = each(ConsumedRecord {
-                    topic,
-                    partition,
-                    timestamp_type,
-                    record: &r,
-                });
-                let next = if handled.delivered {
-                    r.offset + 1
-                } else {
-                    r.offset
-                };
-                mark(Some(handled.output_end), next, true);
-                stop = handled.stop;
-                Ok(())
-            })
-            .map_err(|e| in_partition(e, a))?;
-            if stop {
-                return Ok(true);
-            }
-            if past_until {
-                a.past_until = true;
-                return Ok(false);
-            }
-            if a.position < header.next_offset() {
-                a.position = header.next_offset();
-                mark(None, a.position, false);
-            }
-        }
-        Ok(false)
-    }
-}
-
-/// A damaged batch or record, named with its partition (the cause keeps its kind).
-fn in_partition(e: crate::record::RecordError, a: &Assigned) -> ClientError {
-    ClientError::from(e).context(format!("partition {}-{}", a.topic, a.partition))
-}
-
-/// Whether a control batch holds an abort marker (control key: version i16, type i16, 0 =
-/// abort, 1 = commit).
-fn is_abort_marker(batch: &[u8], scratch: &mut Vec<u8>) -> Result<bool> {
-    let mut abort = false;
-    for_each_record(batch, scratch, |r| {
-        if let Some(key) = r.key
-            && key.len() >= 4
-            && key[2..4] == [0, 0]
-        {
-            abort = true;
-        }
-        Ok(())
-    })?;
-    Ok(abort)
 }

@@ -1,14 +1,15 @@
-//! A round's reading: which assigned partitions it reads (all of them on a cluster, one
-//! Fetch per leader; on the embedded log, see [`super::local`]) and loading each one's next
-//! batches, with offset resets when a position fell out of range.
+//! A round's reading: the backend picks which assigned partitions the round reads (all of them
+//! on a cluster, one Fetch per leader; on the embedded log, see [`super::local`]) and loads
+//! each one's next batches, resetting a position that fell out of range; the engine then hands
+//! their records to the caller, skipping control batches and aborted transactions, and marks
+//! where each partition's delivery stands in the caller's output.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashSet, VecDeque};
 
-use super::local::Sweep;
-use super::source::{Reader, Source};
-use super::{ConsumedRecord, Consumer, FETCH_BYTES, Handled, Mark, OffsetReset, Result};
-use crate::local::LocalError;
-use crate::remote::{Fetched, Tp};
+use super::backend::{Cursor, Loaded};
+use super::{Assigned, ConsumedRecord, Consumer, Handled, Isolation, Mark, Result};
+use crate::client::ClientError;
+use crate::record::{BatchHeader, BatchIter, for_each_record, for_each_record_crc};
 
 impl Consumer {
     /// Reads each assigned partition once, handing its records to `each`. Returns whether the
@@ -18,28 +19,14 @@ impl Consumer {
         each: &mut impl FnMut(ConsumedRecord<'_, '_>) -> Handled,
         read_any: &mut bool,
     ) -> Result<bool> {
-        // A cluster is asked once per round, one Fetch per leader for all partitions.
-        let positions: Vec<(Tp, i64)> = match &self.source {
-            Source::Remote(_) => self
-                .assigned
-                .iter()
-                .filter(|a| !a.past_until)
-                .map(|a| ((a.topic.clone(), a.partition as i32), a.position))
-                .collect(),
-            Source::Local(_) => Vec::new(),
-        };
-        let mut fetched = self.source.fetch_round(&positions)?;
         let mut order = std::mem::take(&mut self.round_order);
-        let full = std::mem::take(&mut self.full_round);
-        let sweep = match &mut self.source {
-            Source::Local(local) => local.start_round(&self.assigned, full, &mut order),
-            Source::Remote(_) => {
-                order.clear();
-                order.extend(0..self.assigned.len());
-                Sweep::default()
-            }
-        };
-        let stopped = self.read_in_order(&order, &mut fetched, sweep, each, read_any);
+        let started = self
+            .backend
+            .start_round(&self.assigned, self.full_round, &mut order);
+        if started.is_ok() {
+            self.full_round = false;
+        }
+        let stopped = started.and_then(|()| self.read_in_order(&order, each, read_any));
         self.round_order = order;
         stopped
     }
@@ -48,24 +35,22 @@ impl Consumer {
     fn read_in_order(
         &mut self,
         order: &[usize],
-        fetched: &mut HashMap<Tp, Fetched>,
-        sweep: Sweep,
         each: &mut impl FnMut(ConsumedRecord<'_, '_>) -> Handled,
         read_any: &mut bool,
     ) -> Result<bool> {
+        let reset = self.config.reset;
         for &index in order {
-            if self.assigned[index].past_until {
+            let a = &mut self.assigned[index];
+            if a.past_until {
                 continue;
             }
-            let loaded = self.load(index, fetched, sweep)?;
-            if !matches!(loaded, Loaded::Idle)
-                && let Source::Local(local) = &mut self.source
-            {
-                local.still_due(index);
-            }
-            let (aborted, crc_checked) = match loaded {
+            let cursor = Cursor::new(index, a, &mut self.marks, reset);
+            let (aborted, crc_checked) = match self.backend.load(cursor, &mut self.fetched)? {
                 Loaded::Idle | Loaded::Nothing => continue,
-                Loaded::TopicDeleted => break,
+                Loaded::TopicDeleted => {
+                    self.deleted = Some(self.assigned[index].topic.clone());
+                    break;
+                }
                 Loaded::Batches {
                     aborted,
                     crc_checked,
@@ -78,139 +63,126 @@ impl Consumer {
         Ok(false)
     }
 
-    /// Loads partition `index`'s next batches into `self.fetched`: read from the embedded
-    /// log, or taken from the round's fetch. A position out of range is reset first.
-    pub(super) fn load(
+    /// Hands the records of the loaded batches of partition `index` to `each`, skipping
+    /// control batches and (read_committed) aborted transactions. Returns whether the caller
+    /// stopped.
+    pub(super) fn deliver(
         &mut self,
         index: usize,
-        fetched: &mut HashMap<Tp, Fetched>,
-        sweep: Sweep,
-    ) -> Result<Loaded> {
-        let reset = self.config.reset;
+        mut aborted: VecDeque<(i64, i64)>,
+        crc_checked: bool,
+        each: &mut impl FnMut(ConsumedRecord<'_, '_>) -> Handled,
+        read_any: &mut bool,
+    ) -> Result<bool> {
+        let read_committed = self.config.isolation == Isolation::ReadCommitted;
+        let until_time = self.config.until_time;
         let a = &mut self.assigned[index];
-        match &mut a.reader {
-            Reader::Local(_) => self.load_local(index, sweep),
-            Reader::Remote => {
-                let tp = (a.topic.clone(), a.partition as i32);
-                match fetched.remove(&tp) {
-                    // Not fetched (leader unknown, moved or unreachable): the next round
-                    // retries after a metadata refresh.
-                    None | Some(Fetched::Retry) => Ok(Loaded::Nothing),
-                    Some(Fetched::Corrupt { offset }) => {
-                        Err(Fetched::corrupt_error(&tp.0, tp.1, offset).into())
+        let marks = &mut self.marks;
+        // Records up to `next` are delivered with the caller's output up to `end` (by
+        // default, the output so far).
+        let mut mark = |end: Option<usize>, next: i64, record: bool| {
+            let end = end.unwrap_or_else(|| marks.last().map_or(0, |m| m.end));
+            marks.push(Mark {
+                end,
+                assigned: index,
+                next,
+                record,
+            })
+        };
+        let mut aborting: HashSet<i64> = HashSet::new();
+        for batch in BatchIter::new(&self.fetched) {
+            let batch = batch.map_err(|e| in_partition(e, a))?;
+            let header = BatchHeader::parse(batch)?;
+            if header.next_offset() <= a.position {
+                continue;
+            }
+            if read_committed && header.producer_id >= 0 {
+                // As Kafka's fetcher: a transaction listed as aborted is skipped from its
+                // first offset to its abort marker.
+                while aborted.front().is_some_and(|t| t.1 <= header.last_offset()) {
+                    let (pid, _) = aborted.pop_front().expect("checked");
+                    aborting.insert(pid);
+                }
+                if header.is_control() {
+                    if is_abort_marker(batch, &mut self.scratch)? {
+                        aborting.remove(&header.producer_id);
                     }
-                    Some(Fetched::OutOfRange) => {
-                        let (lo, hi) = self.source.bounds(&tp)?;
-                        let position = match reset {
-                            OffsetReset::Earliest => lo,
-                            OffsetReset::Latest => hi,
-                        };
-                        reset_to(index, &mut a.position, &mut self.marks, position);
-                        Ok(Loaded::Nothing)
-                    }
-                    Some(Fetched::Data(d)) => {
-                        a.caught_up = a.position >= d.end_offset;
-                        self.fetched.clear();
-                        self.fetched.extend_from_slice(&d.records);
-                        let mut aborted: VecDeque<(i64, i64)> = d.aborted.into_iter().collect();
-                        aborted.make_contiguous().sort_by_key(|t| t.1);
-                        Ok(Loaded::Batches {
-                            aborted,
-                            crc_checked: false,
-                        })
-                    }
+                } else if header.is_transactional() && aborting.contains(&header.producer_id) {
+                    a.position = header.next_offset();
+                    mark(None, a.position, false);
+                    continue;
                 }
             }
-        }
-    }
-
-    /// [`Consumer::load`] of a partition of the embedded log, read afresh unless it is
-    /// provably idle (see [`LocalLog::is_idle`]); `sweep`: the round's sweep.
-    fn load_local(&mut self, index: usize, sweep: Sweep) -> Result<Loaded> {
-        let reset = self.config.reset;
-        let a = &mut self.assigned[index];
-        let Reader::Local(part) = &mut a.reader else {
-            unreachable!("called for partitions of the embedded log")
-        };
-        let Source::Local(local) = &mut self.source else {
-            unreachable!("a partition of the embedded log is read from it")
-        };
-        let swept = sweep.covers(index);
-        if a.caught_up && local.is_idle(part, a.partition, a.position, swept) {
-            return Ok(Loaded::Idle);
-        }
-        let bounds = local.bounds(&a.topic, a.partition, part, a.position, swept);
-        let snap = match bounds {
-            Ok(snap) => snap,
-            Err(_) if !self.source.has_topic(&a.topic)? => {
-                self.deleted = Some(a.topic.clone());
-                return Ok(Loaded::TopicDeleted);
+            if header.is_control() {
+                a.position = header.next_offset();
+                mark(None, a.position, false);
+                continue;
             }
-            Err(e) => return Err(e.into()),
-        };
-        if a.position < snap.log_start_offset {
-            // Retention removed what we were about to read: reset as Kafka's consumer
-            // does.
-            let position = match reset {
-                OffsetReset::Earliest => snap.log_start_offset,
-                OffsetReset::Latest => snap.log_end_offset,
-            };
-            reset_to(index, &mut a.position, &mut self.marks, position);
+            let timestamp_type = header.timestamp_type();
+            let mut past_until = false;
+            let mut stop = false;
+            let position = &mut a.position;
+            let partition = a.partition as i32;
+            let topic = a.topic.as_str();
+            for_each_record_crc(batch, &mut self.scratch, !crc_checked, |r| {
+                if stop || past_until || r.offset < *position {
+                    return Ok(());
+                }
+                if until_time.is_some_and(|t| r.timestamp > t) {
+                    past_until = true;
+                    return Ok(());
+                }
+                *position = r.offset + 1;
+                *read_any = true;
+                let handled = each(ConsumedRecord {
+                    topic,
+                    partition,
+                    timestamp_type,
+                    record: &r,
+                });
+                let next = if handled.delivered {
+                    r.offset + 1
+                } else {
+                    r.offset
+                };
+                mark(Some(handled.output_end), next, true);
+                stop = handled.stop;
+                Ok(())
+            })
+            .map_err(|e| in_partition(e, a))?;
+            if stop {
+                return Ok(true);
+            }
+            if past_until {
+                a.past_until = true;
+                return Ok(false);
+            }
+            if a.position < header.next_offset() {
+                a.position = header.next_offset();
+                mark(None, a.position, false);
+            }
         }
-        a.caught_up = a.position >= snap.log_end_offset;
-        if let Some(damage) = snap.damage
-            && a.caught_up
-        {
-            // Every record before the damage was delivered: now name it.
-            return Err(damage.into());
-        }
-        if a.caught_up {
-            // Looked at afresh (swept, or the board was behind): idle from now on if the
-            // board agrees.
-            return Ok(match local.is_idle(part, a.partition, a.position, false) {
-                true => Loaded::Idle,
-                false => Loaded::Nothing,
-            });
-        }
-        match part.read_into(a.position, FETCH_BYTES, &mut self.fetched) {
-            Ok(()) => Ok(Loaded::Batches {
-                aborted: VecDeque::new(),
-                crc_checked: true,
-            }),
-            // Retention moved the start since the snapshot: the next round resets.
-            Err(LocalError::OffsetOutOfRange { .. }) => Ok(Loaded::Nothing),
-            Err(e) => Err(e.into()),
-        }
+        Ok(false)
     }
 }
 
-/// What [`Consumer::load`] found for a partition.
-pub(super) enum Loaded {
-    /// Nothing to read this round.
-    Nothing,
-    /// Nothing to read, and provably nothing new since the last look (the embedded log): the
-    /// next rounds need not look again until the partition's board slot moves.
-    Idle,
-    /// The partition's topic is gone (the embedded log): stop the round.
-    TopicDeleted,
-    /// Batches in `Consumer::fetched`, with a cluster's aborted transactions (producer id,
-    /// first offset), sorted by first offset; `crc_checked` when the reader checked every
-    /// batch's CRC already (the embedded log's does).
-    Batches {
-        aborted: VecDeque<(i64, i64)>,
-        crc_checked: bool,
-    },
+/// A damaged batch or record, named with its partition (the cause keeps its kind).
+fn in_partition(e: crate::record::RecordError, a: &Assigned) -> ClientError {
+    ClientError::from(e).context(format!("partition {}-{}", a.topic, a.partition))
 }
 
-/// Moves partition `index`'s position `at` to `position` (an offset reset). What a commit covers
-/// moves only once the output before it is delivered.
-fn reset_to(index: usize, at: &mut i64, marks: &mut Vec<Mark>, position: i64) {
-    *at = position;
-    let end = marks.last().map_or(0, |m| m.end);
-    marks.push(Mark {
-        end,
-        assigned: index,
-        next: position,
-        record: false,
-    });
+/// Whether a control batch holds an abort marker (control key: version i16, type i16, 0 =
+/// abort, 1 = commit).
+fn is_abort_marker(batch: &[u8], scratch: &mut Vec<u8>) -> Result<bool> {
+    let mut abort = false;
+    for_each_record(batch, scratch, |r| {
+        if let Some(key) = r.key
+            && key.len() >= 4
+            && key[2..4] == [0, 0]
+        {
+            abort = true;
+        }
+        Ok(())
+    })?;
+    Ok(abort)
 }
