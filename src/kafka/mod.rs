@@ -1,7 +1,7 @@
 //! Kafka's shared vocabulary, below the client and every backend: topic names and their rules,
 //! the topic config table, config resources and entries, topic and broker descriptions, group
-//! offsets and assignment changes, consumer and producer settings, what a topic repair did; the
-//! text of Kafka's UUIDs and of Java's floating-point numbers.
+//! states, offsets and assignment changes, consumer and producer settings, what a topic repair
+//! did; the text of Kafka's UUIDs and of Java's floating-point numbers.
 //!
 //! Plain types and pure functions: no I/O and no backend. `client`, `local`, `remote` and
 //! `server` all build on it, so that none of them imports another's types (the client

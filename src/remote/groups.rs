@@ -31,6 +31,7 @@ use super::coordinator::{
 use super::error::{RemoteError, Result};
 use super::fetch::Tp;
 use super::net::connection::{Connection, connect_broker};
+use crate::kafka::groups::GroupState;
 use crate::wire::consumer_protocol::decode_assignment;
 use crate::wire::versions::list_offsets_min_version;
 
@@ -50,8 +51,9 @@ pub struct ListedGroup {
     pub group_id: String,
     /// `consumer` for consumer groups (classic or new), `""` for groups that only commit.
     pub protocol_type: String,
-    /// Kafka's state name (`Stable`, `Empty`, ...).
-    pub state: String,
+    /// The group's state, parsed as Kafka's admin client parses it (`Unknown` for a name it
+    /// does not know, or none from a broker without ListGroups v4).
+    pub state: GroupState,
     /// `classic` or `consumer` (lower case, as the broker sends it); empty from old brokers.
     pub group_type: String,
 }
@@ -79,7 +81,7 @@ pub struct GroupInfo {
     pub group_id: String,
     /// Whether this came from ConsumerGroupDescribe (a group of the new consumer protocol).
     pub consumer_protocol: bool,
-    pub state: String,
+    pub state: GroupState,
     /// The assignor (`range`, `uniform`, ...); empty when the group has none.
     pub assignor: String,
     /// New-protocol groups: the group epoch and the target assignment epoch.
@@ -164,7 +166,7 @@ impl Client {
                     ListedGroup {
                         group_id: id,
                         protocol_type: g.protocol_type.to_string(),
-                        state: g.group_state.to_string(),
+                        state: GroupState::parse(&g.group_state),
                         group_type: g.group_type.to_string(),
                     },
                 );
@@ -429,7 +431,7 @@ impl AsyncCall<Option<GroupInfo>> for DescribeCall<'_> {
             GROUP_ID_NOT_FOUND => return Ok(None),
             code => RemoteError::check(code, g.error_message.as_deref())?,
         }
-        if g.group_state.as_str() == "Dead" {
+        if GroupState::parse(&g.group_state) == GroupState::Dead {
             return Ok(None);
         }
         let consumer = g.protocol_type.as_str() == "consumer";
@@ -468,7 +470,7 @@ impl AsyncCall<Option<GroupInfo>> for DescribeCall<'_> {
         Ok(Some(GroupInfo {
             group_id: g.group_id.0.to_string(),
             consumer_protocol: false,
-            state: g.group_state.to_string(),
+            state: GroupState::parse(&g.group_state),
             assignor: g.protocol_data.to_string(),
             group_epoch: None,
             assignment_epoch: None,
@@ -494,7 +496,7 @@ fn consumer_group(
     GroupInfo {
         group_id: g.group_id.0.to_string(),
         consumer_protocol: true,
-        state: g.group_state.to_string(),
+        state: GroupState::parse(&g.group_state),
         assignor: g.assignor_name.to_string(),
         group_epoch: Some(g.group_epoch),
         assignment_epoch: Some(g.assignment_epoch),

@@ -28,7 +28,7 @@ use super::options::{GroupsOptions, View};
 use super::output::{self, Format};
 use super::{emit, failed, pad};
 use crate::cli::CliError;
-use crate::client::groups::{Group, GroupAdmin, Member, TopicPartition};
+use crate::client::groups::{Group, GroupAdmin, GroupState, Member, TopicPartition};
 
 /// Kafka's `MISSING_COLUMN_VALUE`.
 const MISSING: &str = "-";
@@ -79,15 +79,15 @@ fn describe_all(src: &mut GroupAdmin, o: &GroupsOptions) -> Result<Vec<Group>, C
 
 /// Kafka's `maybePrintEmptyGroupState`: the state notices on stderr; whether to print the table.
 fn state_notice(d: &Group, rows: usize) -> bool {
-    match d.state.as_str() {
-        "Empty" => eprintln!("\nConsumer group '{}' has no active members.", d.group_id),
-        "PreparingRebalance" | "CompletingRebalance" | "Assigning" | "Reconciling" => {
+    match d.state {
+        GroupState::Empty => eprintln!("\nConsumer group '{}' has no active members.", d.group_id),
+        s if s.is_rebalancing() => {
             eprintln!("\nWarning: Consumer group '{}' is rebalancing.", d.group_id)
         }
-        "Dead" => eprintln!("Error: Consumer group '{}' does not exist.", d.group_id),
+        GroupState::Dead => eprintln!("Error: Consumer group '{}' does not exist.", d.group_id),
         _ => {}
     }
-    d.state != "Dead" && rows > 0
+    d.state != GroupState::Dead && rows > 0
 }
 
 /// Kafka prints hosts as `InetAddress.toString()`, `/<address>`; the embedded log has the
@@ -311,7 +311,7 @@ fn state_view(d: &Group, verbose: bool) -> Result<(), CliError> {
         d.group_id.clone(),
         coordinator.clone(),
         strategy.to_string(),
-        d.state.clone(),
+        d.state.to_string(),
     ];
     let mut widths = vec![d.group_id.len().max(15), coordinator.len().max(25), 20, 20];
     if verbose {
@@ -388,7 +388,7 @@ fn offsets_doc(src: &mut GroupAdmin, groups: &[Group], format: Format) -> Result
         let total_lag = partitions.iter().filter_map(|p| p.lag).sum();
         let doc = GroupOffsets {
             group: &d.group_id,
-            state: &d.state,
+            state: d.state.name(),
             partitions,
             total_lag,
         };
@@ -510,7 +510,7 @@ fn members_doc(groups: &[Group], format: Format) -> Result<(), CliError> {
             .collect();
         docs.push(GroupMembers {
             group: &d.group_id,
-            state: &d.state,
+            state: d.state.name(),
             members,
         });
     }
@@ -577,7 +577,7 @@ fn state_doc(groups: &[Group], format: Format) -> Result<(), CliError> {
                 host: d.coordinator.1.clone(),
             },
             assignment_strategy: d.protocol.as_deref(),
-            state: &d.state,
+            state: d.state.name(),
             members: d.members.len(),
         });
     }

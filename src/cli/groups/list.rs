@@ -13,18 +13,7 @@ use super::options::GroupsOptions;
 use super::output::{self, Format};
 use super::{emit, java_split, pad};
 use crate::cli::{CliError, usage};
-use crate::client::groups::{GroupAdmin, Listed};
-
-/// The states Kafka accepts in `--state` (its set order).
-pub(super) const VALID_STATES: [&str; 7] = [
-    "PreparingRebalance",
-    "CompletingRebalance",
-    "Stable",
-    "Dead",
-    "Empty",
-    "Assigning",
-    "Reconciling",
-];
+use crate::client::groups::{GroupAdmin, GroupState, Listed};
 
 /// The types Kafka accepts in `--type`.
 const VALID_TYPES: [&str; 2] = ["Classic", "Consumer"];
@@ -41,22 +30,12 @@ pub(super) fn run(src: &mut GroupAdmin, o: &GroupsOptions) -> Result<(), CliErro
         }
         return emit(&text);
     }
-    let types = parse_filter(
-        o.type_filter.as_ref().and_then(Option::as_deref),
-        &VALID_TYPES,
-        "types",
-        "types",
-    )?;
-    let states = parse_filter(
-        o.state_filter.as_ref().and_then(Option::as_deref),
-        &VALID_STATES,
-        "state",
-        "states",
-    )?;
+    let types = parse_types(o.type_filter.as_ref().and_then(Option::as_deref))?;
+    let states = parse_states(o.state_filter.as_ref().and_then(Option::as_deref))?;
     let rows: Vec<Listed> = listed
         .into_iter()
         .filter(|l| types.is_empty() || types.contains(&l.kind))
-        .filter(|l| states.is_empty() || states.iter().any(|s| *s == l.state))
+        .filter(|l| states.is_empty() || states.contains(&l.state))
         .collect();
     match o.format {
         Format::Text => emit(&table(&rows, with_type, with_state)),
@@ -66,14 +45,14 @@ pub(super) fn run(src: &mut GroupAdmin, o: &GroupsOptions) -> Result<(), CliErro
                 .map(|l| ListedGroup {
                     group: &l.group,
                     r#type: l.kind,
-                    state: &l.state,
+                    state: l.state.name(),
                 })
                 .collect(),
         }),
         Format::Table => {
             let mut t = output::table(&["GROUP", "TYPE", "STATE"], &[]);
             for l in &rows {
-                t.add_row(vec![l.group.as_str(), l.kind, &l.state]);
+                t.add_row(vec![l.group.as_str(), l.kind, l.state.name()]);
             }
             emit(&output::render(&t))
         }
@@ -93,24 +72,41 @@ struct ListedGroup<'a> {
     state: &'a str,
 }
 
-/// Parses a comma-separated, case-insensitive filter into canonical names; empty means none.
-fn parse_filter(
+/// `--state`: Kafka's `GroupState.parse` of each name (any case), each one a state of a
+/// classic or consumer group.
+fn parse_states(input: Option<&str>) -> Result<Vec<GroupState>, CliError> {
+    let parse =
+        |name: &str| Some(GroupState::parse(name)).filter(|s| GroupState::LISTABLE.contains(s));
+    parse_filter(input, parse, &GroupState::LISTABLE_NAMES, "state", "states")
+}
+
+/// `--type`: `Classic` or `Consumer`, in any case.
+fn parse_types(input: Option<&str>) -> Result<Vec<&'static str>, CliError> {
+    let parse = |name: &str| {
+        VALID_TYPES
+            .iter()
+            .find(|v| v.eq_ignore_ascii_case(name))
+            .copied()
+    };
+    parse_filter(input, parse, &VALID_TYPES, "types", "types")
+}
+
+/// Parses a comma-separated filter with `parse` (which gives `None` for a name not in
+/// `valid`); empty means none.
+fn parse_filter<T>(
     input: Option<&str>,
+    parse: impl Fn(&str) -> Option<T>,
     valid: &[&str],
     what: &str,
     plural: &str,
-) -> Result<Vec<&'static str>, CliError> {
+) -> Result<Vec<T>, CliError> {
     let Some(input) = input.filter(|s| !s.is_empty()) else {
         return Ok(Vec::new());
     };
     let mut parsed = Vec::new();
     for part in java_split(input, ',') {
-        let found = valid
-            .iter()
-            .find(|v| v.eq_ignore_ascii_case(part.trim()))
-            .and_then(|v| canonical(v));
-        match found {
-            Some(name) => parsed.push(name),
+        match parse(part.trim()) {
+            Some(value) => parsed.push(value),
             None => {
                 return usage(format!(
                     "Invalid {what} list '{input}'. Valid {plural} are: {}",
@@ -120,15 +116,6 @@ fn parse_filter(
         }
     }
     Ok(parsed)
-}
-
-/// The `'static` spelling of a state or type name.
-fn canonical(name: &str) -> Option<&'static str> {
-    VALID_STATES
-        .iter()
-        .chain(VALID_TYPES.iter())
-        .find(|v| **v == name)
-        .copied()
 }
 
 /// Kafka's `printGroupInfo`: GROUP padded to max(15, longest) + 10, then ` %-20s` columns.
@@ -154,7 +141,7 @@ fn table(rows: &[Listed], with_type: bool, with_state: bool) -> String {
     };
     let mut text = line("GROUP", "TYPE", "STATE");
     for l in rows {
-        text.push_str(&line(&l.group, l.kind, &l.state));
+        text.push_str(&line(&l.group, l.kind, l.state.name()));
     }
     text
 }
@@ -166,25 +153,24 @@ mod tests {
     #[test]
     fn filters_parse_like_kafka() {
         assert_eq!(
-            parse_filter(Some("stable, EMPTY"), &VALID_STATES, "state", "states").unwrap(),
-            vec!["Stable", "Empty"]
+            parse_states(Some("stable, EMPTY")).unwrap(),
+            vec![GroupState::Stable, GroupState::Empty]
         );
-        assert!(
-            parse_filter(Some(""), &VALID_STATES, "state", "states")
-                .unwrap()
-                .is_empty()
-        );
-        let Err(CliError::Usage(msg)) =
-            parse_filter(Some("Stable,Bogus"), &VALID_STATES, "state", "states")
-        else {
+        assert!(parse_states(Some("")).unwrap().is_empty());
+        let Err(CliError::Usage(msg)) = parse_states(Some("Stable,Bogus")) else {
             panic!("expected a usage error")
         };
         assert_eq!(
             msg,
             "Invalid state list 'Stable,Bogus'. Valid states are: PreparingRebalance, CompletingRebalance, Stable, Dead, Empty, Assigning, Reconciling"
         );
-        let Err(CliError::Usage(msg)) = parse_filter(Some("share"), &VALID_TYPES, "types", "types")
-        else {
+        // Kafka's parse knows `Unknown`, but the tool does not list by it.
+        assert!(parse_states(Some("unknown")).is_err());
+        assert_eq!(
+            parse_types(Some("classic,CONSUMER")).unwrap(),
+            vec!["Classic", "Consumer"]
+        );
+        let Err(CliError::Usage(msg)) = parse_types(Some("share")) else {
             panic!("expected a usage error")
         };
         assert_eq!(
@@ -198,7 +184,7 @@ mod tests {
         let rows = vec![Listed {
             group: "my-group".to_string(),
             kind: "Classic",
-            state: "Stable".to_string(),
+            state: GroupState::Stable,
         }];
         let t = table(&rows, false, true);
         assert_eq!(

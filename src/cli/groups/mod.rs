@@ -31,7 +31,7 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use super::{CliError, connection_args, emit, java_split, open_client, run_tool};
 use crate::client::TopicPattern;
-use crate::client::groups::{GroupAdmin, Tp};
+use crate::client::groups::{GroupAdmin, GroupState, Tp};
 use options::{Action, GroupsOptions};
 
 /// The one-line description Kafka prints with its usage.
@@ -83,7 +83,7 @@ fn views(cmd: Command) -> Command {
             value("state", "String", "With --describe: the state of the group. With --list: list with states, optionally only these (comma-separated, e.g. Stable,Empty).")
                 .help_heading("Describe")
                 .num_args(0..=1)
-                .value_parser(crate::cli::Suggest(&list::VALID_STATES)),
+                .value_parser(crate::cli::Suggest(&GroupState::LISTABLE_NAMES)),
         )
         .arg(flag("verbose", "Provide additional information, if any, when describing the group.", "Describe"))
         .arg(

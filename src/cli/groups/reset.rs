@@ -23,7 +23,7 @@ use super::time::{millis_before_now, parse_datetime, parse_duration};
 use super::{emit, failed, java_split, pad, tp_name};
 use crate::cli::progress::{self, Counter};
 use crate::cli::{CliError, usage};
-use crate::client::groups::{CommittedOffset, GroupAdmin, TopicPartition, Tp};
+use crate::client::groups::{CommittedOffset, GroupAdmin, GroupState, TopicPartition, Tp};
 
 /// A group's committed offsets.
 type Committed = BTreeMap<TopicPartition, CommittedOffset>;
@@ -42,10 +42,8 @@ pub(super) fn run(src: &mut GroupAdmin, o: &GroupsOptions) -> Result<(), CliErro
     let mut errors = Vec::new();
     for id in ids {
         let described = planner.src.describe(&id)?;
-        let state = described
-            .as_ref()
-            .map_or_else(|| "Dead".to_string(), |d| d.state.clone());
-        if !matches!(state.as_str(), "Empty" | "Dead") {
+        let state = described.as_ref().map_or(GroupState::Dead, |d| d.state);
+        if !matches!(state, GroupState::Empty | GroupState::Dead) {
             errors.push(format!(
                 "Assignments can only be reset if the group '{id}' is inactive, but the current state is {state}."
             ));

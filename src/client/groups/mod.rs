@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::offsets::{self, OffsetSpec};
 use super::{Backend, Client, Result};
 pub use crate::assignor::TopicPartition;
-pub use crate::kafka::groups::{CommittedOffset, GROUP_SUBSCRIBED_TO_TOPIC};
+pub use crate::kafka::groups::{CommittedOffset, GROUP_SUBSCRIBED_TO_TOPIC, GroupState};
 use crate::local::group::GroupDescription as LocalGroup;
 use crate::local::logdir::LOCAL_NODE_ID;
 use crate::local::{LocalError, LogDir};
@@ -47,7 +47,7 @@ pub struct Listed {
     pub group: String,
     /// `Classic` or `Consumer`.
     pub kind: &'static str,
-    pub state: String,
+    pub state: GroupState,
 }
 
 /// One member of a described group.
@@ -67,8 +67,7 @@ pub struct Member {
 /// A described group.
 pub struct Group {
     pub group_id: String,
-    /// Kafka's state name: `Stable`, `Empty`, `PreparingRebalance`, ...
-    pub state: String,
+    pub state: GroupState,
     /// The assignor, when the group has one.
     pub protocol: Option<String>,
     /// The coordinator's id and its text: `host:port`, or the log dir.
@@ -139,7 +138,7 @@ impl GroupAdmin<'_> {
                     out.push(Listed {
                         group,
                         kind: "Classic",
-                        state: d.state.name().to_string(),
+                        state: d.state,
                     });
                 }
                 Ok(out)
@@ -403,7 +402,7 @@ impl GroupAdmin<'_> {
 fn from_local(d: LocalGroup, coordinator: (i32, String)) -> Group {
     Group {
         group_id: d.group_id,
-        state: d.state.name().to_string(),
+        state: d.state,
         protocol: (!d.members.is_empty()).then(|| d.protocol.to_string()),
         coordinator,
         group_epoch: None,

@@ -59,7 +59,6 @@ pub mod member;
 pub mod store;
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 pub use member::{Member, MemberConfig};
 pub use store::GroupStore;
@@ -70,38 +69,9 @@ pub use crate::assignor::TopicPartition;
 /// The assignor name the embedded log reports, as Kafka's `RangeAssignor` does.
 pub const RANGE_PROTOCOL: &str = "range";
 
-pub use crate::kafka::groups::{AssignmentChange, CommittedOffset, GROUP_SUBSCRIBED_TO_TOPIC};
-
-/// A group's state, named as Kafka names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GroupState {
-    /// No live members; the group exists because it has committed offsets.
-    Empty,
-    /// Live members, each owning exactly its target assignment.
-    Stable,
-    /// Live members, some of which still have partitions to release or claim.
-    PreparingRebalance,
-    /// A deleted group; never stored ([`GroupStore::describe`] returns `None` instead).
-    Dead,
-}
-
-impl GroupState {
-    /// Kafka's name for the state: `Empty`, `Stable`, `PreparingRebalance` or `Dead`.
-    pub fn name(self) -> &'static str {
-        match self {
-            GroupState::Empty => "Empty",
-            GroupState::Stable => "Stable",
-            GroupState::PreparingRebalance => "PreparingRebalance",
-            GroupState::Dead => "Dead",
-        }
-    }
-}
-
-impl fmt::Display for GroupState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use crate::kafka::groups::{
+    AssignmentChange, CommittedOffset, GROUP_SUBSCRIBED_TO_TOPIC, GroupState,
+};
 
 /// One live member, as `--describe --members` shows it.
 #[derive(Clone, Debug)]
@@ -233,16 +203,5 @@ mod tests {
         );
         assert_eq!(decode_name("a%2"), None);
         assert_eq!(decode_name(".lock"), None);
-    }
-
-    #[test]
-    fn state_names_are_kafkas() {
-        assert_eq!(
-            GroupState::PreparingRebalance.to_string(),
-            "PreparingRebalance"
-        );
-        assert_eq!(GroupState::Empty.name(), "Empty");
-        assert_eq!(GroupState::Stable.name(), "Stable");
-        assert_eq!(GroupState::Dead.name(), "Dead");
     }
 }

@@ -19,6 +19,7 @@ use kafka_protocol::messages::{
     FindCoordinatorResponse, GroupId, ListGroupsRequest, ListGroupsResponse, TopicName,
 };
 
+use crate::kafka::groups::GroupState;
 use crate::local::LocalError;
 use crate::local::group::{GroupDescription, GroupStore, TopicPartition};
 use crate::server::broker::Broker;
@@ -85,19 +86,20 @@ pub async fn find_coordinator(
 }
 
 /// A group as listed: (id, (state, type)).
-type Listed = Vec<(String, (String, &'static str))>;
+type Listed = Vec<(String, (GroupState, &'static str))>;
 
 fn all_groups(broker: &Broker) -> Result<Listed, LocalError> {
-    let mut groups: std::collections::BTreeMap<String, (String, &'static str)> = Default::default();
+    let mut groups: std::collections::BTreeMap<String, (GroupState, &'static str)> =
+        Default::default();
     for (name, entry) in broker.groups.entries() {
         let group = entry.group();
         if !group.members.is_empty() {
-            groups.insert(name.clone(), (group.state.name().to_string(), "classic"));
+            groups.insert(name.clone(), (group.state, "classic"));
         }
         drop(group);
         let consumer = entry.consumer();
         if !consumer.members.is_empty() {
-            groups.insert(name, (consumer.state().to_string(), "consumer"));
+            groups.insert(name, (consumer.state(), "consumer"));
         }
     }
     let store = &broker.groups.store;
@@ -106,7 +108,7 @@ fn all_groups(broker: &Broker) -> Result<Listed, LocalError> {
             continue;
         }
         if let Some(d) = store.describe(&name)? {
-            groups.insert(name, (d.state.name().to_string(), "classic"));
+            groups.insert(name, (d.state, "classic"));
         }
     }
     Ok(groups.into_iter().collect())
@@ -126,10 +128,11 @@ pub async fn list_groups(
             return Some(ListGroupsResponse::default().with_error_code(code));
         }
     };
-    let states: Vec<String> = request
+    // Any case, as Kafka's coordinator compares them; a name of no state matches no group.
+    let states: Vec<GroupState> = request
         .states_filter
         .iter()
-        .map(|s| s.to_lowercase())
+        .map(|s| GroupState::parse(s))
         .collect();
     let types: Vec<String> = request
         .types_filter
@@ -138,14 +141,14 @@ pub async fn list_groups(
         .collect();
     let listed = groups
         .into_iter()
-        .filter(|(_, (state, _))| states.is_empty() || states.contains(&state.to_lowercase()))
+        .filter(|(_, (state, _))| states.is_empty() || states.contains(state))
         .filter(|(_, (_, kind))| types.is_empty() || types.iter().any(|t| t == kind))
         .map(|(id, (state, kind))| {
             let g = ListedGroup::default()
                 .with_group_id(GroupId(str_bytes(id)))
                 .with_protocol_type(str_bytes("consumer"));
             let g = if version >= 4 {
-                g.with_group_state(str_bytes(state))
+                g.with_group_state(str_bytes(state.name()))
             } else {
                 g
             };
@@ -207,7 +210,7 @@ pub async fn describe_groups(
 }
 
 fn networked_group(group: &super::group::Group, id: GroupId, version: i16) -> DescribedGroup {
-    let stable = group.state == super::group::State::Stable;
+    let stable = group.state == GroupState::Stable;
     let members = group
         .members
         .iter()
@@ -279,7 +282,7 @@ fn local_group(d: &GroupDescription, version: i16) -> DescribedGroup {
 fn not_classic(id: GroupId, version: i16) -> DescribedGroup {
     let g = DescribedGroup::default()
         .with_group_id(id.clone())
-        .with_group_state(str_bytes("Dead"));
+        .with_group_state(str_bytes(GroupState::Dead.name()));
     if version >= 6 {
         g.with_error_code(ResponseError::GroupIdNotFound.code())
             .with_error_message(Some(str_bytes(format!(
@@ -294,7 +297,7 @@ fn not_classic(id: GroupId, version: i16) -> DescribedGroup {
 fn missing_group(id: GroupId, version: i16) -> DescribedGroup {
     let g = DescribedGroup::default()
         .with_group_id(id.clone())
-        .with_group_state(str_bytes("Dead"));
+        .with_group_state(str_bytes(GroupState::Dead.name()));
     // From v6 an unknown group is an error, as Kafka 4 answers.
     if version >= 6 {
         g.with_error_code(ResponseError::GroupIdNotFound.code())

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use kafka_protocol::ResponseError;
 
 use crate::assignor;
-use crate::kafka::groups::TopicPartition;
+use crate::kafka::groups::{GroupState, TopicPartition};
 
 /// The assignors served, the first the default (Kafka's `group.consumer.assignors`).
 pub const ASSIGNORS: [&str; 2] = ["uniform", "range"];
@@ -103,18 +103,18 @@ impl ConsumerGroup {
             .unwrap_or(ASSIGNORS[0])
     }
 
-    /// Kafka's state names: Empty, Assigning, Reconciling, Stable.
-    pub fn state(&self) -> &'static str {
+    /// Kafka's state of a consumer-protocol group: Empty, Assigning, Reconciling or Stable.
+    pub fn state(&self) -> GroupState {
         if self.members.is_empty() {
-            "Empty"
+            GroupState::Empty
         } else if self.assignment_epoch < self.epoch {
-            "Assigning"
+            GroupState::Assigning
         } else if self.members.values().all(|m| {
             m.epoch == self.assignment_epoch && m.revoking.is_empty() && m.assigned == m.target
         }) {
-            "Stable"
+            GroupState::Stable
         } else {
-            "Reconciling"
+            GroupState::Reconciling
         }
     }
 
@@ -405,7 +405,7 @@ mod tests {
                 assignment: Some(tps(&[0, 1, 2, 3, 4, 5]))
             }
         );
-        assert_eq!(g.state(), "Stable");
+        assert_eq!(g.state(), GroupState::Stable);
         // Nothing changed: no assignment in the answer.
         let r = g.heartbeat(light("a", 1, None), &six(), now).unwrap();
         assert_eq!(
@@ -431,7 +431,7 @@ mod tests {
                 assignment: Some(tps(&[]))
             }
         );
-        assert_eq!(g.state(), "Reconciling");
+        assert_eq!(g.state(), GroupState::Reconciling);
         // a is told to keep half, and stays at epoch 1 until it acknowledges.
         let r = g.heartbeat(light("a", 1, None), &six(), now).unwrap();
         let kept = r.assignment.clone().unwrap();
@@ -454,7 +454,7 @@ mod tests {
         let given = r.assignment.unwrap();
         assert_eq!(given.len(), 3);
         assert!(given.is_disjoint(&kept));
-        assert_eq!(g.state(), "Stable");
+        assert_eq!(g.state(), GroupState::Stable);
     }
 
     #[test]

@@ -14,26 +14,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use kafka_protocol::ResponseError;
 
-/// Kafka's classic group states.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum State {
-    Empty,
-    PreparingRebalance,
-    CompletingRebalance,
-    Stable,
-}
-
-impl State {
-    /// Kafka's name for it, as DescribeGroups and ListGroups report it.
-    pub fn name(self) -> &'static str {
-        match self {
-            State::Empty => "Empty",
-            State::PreparingRebalance => "PreparingRebalance",
-            State::CompletingRebalance => "CompletingRebalance",
-            State::Stable => "Stable",
-        }
-    }
-}
+use crate::kafka::groups::GroupState;
 
 /// One networked member.
 #[derive(Clone, Debug)]
@@ -78,7 +59,9 @@ pub enum Joined {
 /// A classic group.
 #[derive(Debug)]
 pub struct Group {
-    pub state: State,
+    /// Kafka's state for it, one of the classic ones only: Empty, PreparingRebalance,
+    /// CompletingRebalance, Stable (a group is never held Dead: it is dropped instead).
+    pub state: GroupState,
     pub generation: i32,
     pub protocol_type: String,
     pub protocol: Option<String>,
@@ -94,7 +77,7 @@ pub struct Group {
 impl Default for Group {
     fn default() -> Self {
         Group {
-            state: State::Empty,
+            state: GroupState::Empty,
             generation: 0,
             protocol_type: String::new(),
             protocol: None,
@@ -161,7 +144,7 @@ impl Group {
                 last_seen: now,
             },
         );
-        if self.state != State::PreparingRebalance {
+        if self.state != GroupState::PreparingRebalance {
             self.start_round(now, Some(&member_id));
         }
         let round = self.rounds;
@@ -171,7 +154,7 @@ impl Group {
 
     /// Starts a round: every member but `joined` must join again.
     fn start_round(&mut self, now: Instant, joined: Option<&str>) {
-        self.state = State::PreparingRebalance;
+        self.state = GroupState::PreparingRebalance;
         for (id, m) in &mut self.members {
             m.joined = Some(id.as_str()) == joined;
         }
@@ -181,14 +164,14 @@ impl Group {
 
     /// When the round may end: all members joined, else the rebalance timeout.
     pub fn deadline(&self) -> Option<Instant> {
-        (self.state == State::PreparingRebalance)
+        (self.state == GroupState::PreparingRebalance)
             .then_some(self.deadline)
             .flatten()
     }
 
     /// Completes the round if every member joined or its time is up; true if it completed.
     pub fn try_complete(&mut self, now: Instant) -> bool {
-        if self.state != State::PreparingRebalance {
+        if self.state != GroupState::PreparingRebalance {
             return false;
         }
         let all = self.members.values().all(|m| m.joined);
@@ -200,7 +183,7 @@ impl Group {
         self.rounds += 1;
         self.deadline = None;
         if self.members.is_empty() {
-            self.state = State::Empty;
+            self.state = GroupState::Empty;
             self.leader = None;
             self.protocol = None;
             return true;
@@ -213,7 +196,7 @@ impl Group {
             self.leader = self.members.keys().next().cloned();
         }
         self.protocol = self.choose_protocol();
-        self.state = State::CompletingRebalance;
+        self.state = GroupState::CompletingRebalance;
         for m in self.members.values_mut() {
             m.assignment = Bytes::new();
             m.last_seen = now;
@@ -265,7 +248,7 @@ impl Group {
             return code;
         }
         match self.state {
-            State::PreparingRebalance => err(ResponseError::RebalanceInProgress),
+            GroupState::PreparingRebalance => err(ResponseError::RebalanceInProgress),
             _ => 0,
         }
     }
@@ -275,7 +258,7 @@ impl Group {
         for (id, m) in &mut self.members {
             m.assignment = assignments.get(id).cloned().unwrap_or_default();
         }
-        self.state = State::Stable;
+        self.state = GroupState::Stable;
     }
 
     /// Removes members (LeaveGroup, session timeout), then rebalances the others.
@@ -288,7 +271,7 @@ impl Group {
             return;
         }
         match self.state {
-            State::PreparingRebalance => {}
+            GroupState::PreparingRebalance => {}
             _ => self.start_round(now, None),
         }
         if self.members.is_empty() {
@@ -303,7 +286,7 @@ impl Group {
     pub fn expired(&self, now: Instant) -> Vec<String> {
         self.members
             .iter()
-            .filter(|(_, m)| !(self.state == State::PreparingRebalance && m.joined))
+            .filter(|(_, m)| !(self.state == GroupState::PreparingRebalance && m.joined))
             .filter(|(_, m)| now.duration_since(m.last_seen) > m.session_timeout)
             .map(|(id, _)| id.clone())
             .collect()
@@ -341,11 +324,11 @@ mod tests {
         let now = Instant::now();
         let mut g = Group::default();
         let a = join_new(&mut g, now);
-        assert_eq!(g.state, State::CompletingRebalance);
+        assert_eq!(g.state, GroupState::CompletingRebalance);
         assert_eq!((g.generation, g.leader.as_deref()), (1, Some(a.as_str())));
         assert_eq!(g.protocol.as_deref(), Some("range"));
         g.assign(BTreeMap::from([(a.clone(), Bytes::from_static(b"x"))]));
-        assert_eq!(g.state, State::Stable);
+        assert_eq!(g.state, GroupState::Stable);
         assert_eq!(g.heartbeat(&a, 1, now), 0);
         assert_eq!(g.heartbeat(&a, 0, now), 22);
         assert_eq!(g.heartbeat("nobody", 1, now), 25);
@@ -358,7 +341,7 @@ mod tests {
         let a = join_new(&mut g, now);
         g.assign(BTreeMap::new());
         let b = join_new(&mut g, now);
-        assert_eq!(g.state, State::PreparingRebalance);
+        assert_eq!(g.state, GroupState::PreparingRebalance);
         assert_eq!(g.heartbeat(&a, 1, now), 27, "a must join again");
         assert!(!g.try_complete(now));
         // a never rejoins: after the rebalance timeout it is gone.
@@ -374,15 +357,15 @@ mod tests {
         let a = join_new(&mut g, now);
         let b = join_new(&mut g, now);
         assert!(matches!(g.join(req(&a), now), Ok(Joined::Waiting { .. })));
-        assert_eq!(g.state, State::CompletingRebalance);
+        assert_eq!(g.state, GroupState::CompletingRebalance);
         g.assign(BTreeMap::new());
         let later = now + Duration::from_secs(11);
         g.heartbeat(&b, g.generation, later);
         assert_eq!(g.expired(later), vec![a.clone()]);
         g.remove(&[a], later);
-        assert_eq!(g.state, State::PreparingRebalance);
+        assert_eq!(g.state, GroupState::PreparingRebalance);
         g.remove(&[b], later);
-        assert_eq!(g.state, State::Empty);
+        assert_eq!(g.state, GroupState::Empty);
         assert!(g.members.is_empty());
     }
 

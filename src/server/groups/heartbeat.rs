@@ -25,7 +25,7 @@ use kafka_protocol::messages::{
 
 use super::Entry;
 use super::consumer::{ASSIGNORS, Beat, Refusal, Reply};
-use crate::kafka::groups::TopicPartition;
+use crate::kafka::groups::{GroupState, TopicPartition};
 use crate::server::broker::Broker;
 use crate::server::dispatch::ClientInfo;
 use crate::server::handlers::{blocking, str_bytes, topic_uuid};
@@ -256,7 +256,7 @@ fn describe_one(broker: &Broker, id: GroupId) -> DescribedGroup {
     let not_found = |message: String| {
         DescribedGroup::default()
             .with_group_id(id.clone())
-            .with_group_state(str_bytes("Dead"))
+            .with_group_state(str_bytes(GroupState::Dead.name()))
             .with_error_code(ResponseError::GroupIdNotFound.code())
             .with_error_message(Some(str_bytes(message)))
     };
@@ -320,7 +320,7 @@ fn describe_one(broker: &Broker, id: GroupId) -> DescribedGroup {
         .collect();
     DescribedGroup::default()
         .with_group_id(id)
-        .with_group_state(str_bytes(group.state()))
+        .with_group_state(str_bytes(group.state().name()))
         .with_group_epoch(group.epoch)
         .with_assignment_epoch(group.assignment_epoch)
         .with_assignor_name(str_bytes(group.assignor()))

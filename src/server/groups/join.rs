@@ -13,7 +13,8 @@ use kafka_protocol::messages::{
 };
 
 use super::Entry;
-use super::group::{Group, JoinRequest, Joined, State};
+use super::group::{Group, JoinRequest, Joined};
+use crate::kafka::groups::GroupState;
 use crate::server::broker::Broker;
 use crate::server::handlers::{blocking, str_bytes};
 
@@ -194,11 +195,11 @@ pub async fn sync_group(
             return Some(sync_response(&group, version, code, None));
         }
         match group.state {
-            State::PreparingRebalance | State::Empty => {
+            GroupState::PreparingRebalance | GroupState::Empty => {
                 let code = ResponseError::RebalanceInProgress.code();
                 return Some(sync_response(&group, version, code, None));
             }
-            State::CompletingRebalance if group.leader.as_deref() == Some(&member_id) => {
+            GroupState::CompletingRebalance if group.leader.as_deref() == Some(&member_id) => {
                 let assignments: BTreeMap<_, _> = request
                     .assignments
                     .iter()
@@ -220,10 +221,10 @@ pub async fn sync_group(
                 return Some(sync_response(&group, version, code, None));
             }
             match group.state {
-                State::Stable => {
+                GroupState::Stable => {
                     return Some(sync_response(&group, version, 0, Some(&member_id)));
                 }
-                State::CompletingRebalance => {}
+                GroupState::CompletingRebalance => {}
                 _ => {
                     let code = ResponseError::RebalanceInProgress.code();
                     return Some(sync_response(&group, version, code, None));

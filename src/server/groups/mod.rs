@@ -30,6 +30,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::kafka::groups::GroupState;
 use crate::local::LocalError;
 use crate::local::group::{GroupStore, Member, MemberConfig, ServedMember};
 use consumer::ConsumerGroup;
@@ -101,7 +102,7 @@ impl Entry {
             let group = self.group();
             // Only a consumer's bytes say what it subscribes to and was given.
             let consumer = group.protocol_type == "consumer";
-            let stable = group.state == group::State::Stable;
+            let stable = group.state == GroupState::Stable;
             group
                 .members
                 .iter()

@@ -29,7 +29,7 @@ use kafka_protocol::messages::{
 };
 
 use super::Entry;
-use super::group::State;
+use crate::kafka::groups::GroupState;
 use crate::local::LocalError;
 use crate::local::group::{CommittedOffset, TopicPartition};
 use crate::server::broker::Broker;
@@ -72,7 +72,7 @@ pub async fn commit(
         } else {
             match group.check(&request.member_id, generation, Instant::now()) {
                 Err(code) => code,
-                Ok(()) if group.state == State::CompletingRebalance => {
+                Ok(()) if group.state == GroupState::CompletingRebalance => {
                     ResponseError::RebalanceInProgress.code()
                 }
                 Ok(()) => 0,
