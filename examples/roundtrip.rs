@@ -155,7 +155,7 @@ fn read_back(
 /// The partitions' log offsets account for every record sent: the ends add up to
 /// [`RECORDS`], every start is 0, and a fourth partition does not exist.
 fn check_offsets(admin: &mut Client, topic: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let partitions: Vec<(String, u32)> = (0..4).map(|p| (topic.to_string(), p)).collect();
+    let partitions: Vec<(String, i32)> = (0..4).map(|p| (topic.to_string(), p)).collect();
     let ends = admin.list_offsets(&partitions, OffsetSpec::Latest)?;
     let starts = admin.list_offsets(&partitions[..3], OffsetSpec::Earliest)?;
     let sent: i64 = partitions[..3]

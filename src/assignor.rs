@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-pub use crate::kafka::groups::TopicPartition;
+use crate::kafka::TopicPartition;
 
 /// Assigns partitions to members.
 ///
@@ -43,7 +43,7 @@ pub fn range(
             let start = per_member * i + i.min(extra);
             let len = per_member + u32::from(i < extra);
             if let Some(assigned) = result.get_mut(member) {
-                assigned.extend((start..start + len).map(|p| (topic.clone(), p)));
+                assigned.extend((start..start + len).map(|p| (topic.clone(), p as i32)));
             }
         }
     }
@@ -71,7 +71,7 @@ pub fn uniform(
         .collect();
     let mut free: BTreeSet<TopicPartition> = partitions_per_topic
         .iter()
-        .flat_map(|(t, &n)| (0..n).map(move |p| (t.clone(), p)))
+        .flat_map(|(t, &n)| (0..n).map(move |p| (t.clone(), p as i32)))
         .collect();
     let eligible = |id: &str, tp: &TopicPartition| subscriptions[id].contains(&tp.0);
     // Quotas: the members that had the most get the remainder first, so fewer partitions move.
@@ -120,7 +120,7 @@ mod tests {
             .collect()
     }
 
-    fn tps(list: &[(&str, u32)]) -> Vec<TopicPartition> {
+    fn tps(list: &[(&str, i32)]) -> Vec<TopicPartition> {
         list.iter().map(|(t, p)| (t.to_string(), *p)).collect()
     }
 
@@ -224,9 +224,9 @@ mod tests {
                     .map(|m| (m.clone(), BTreeSet::from(["t".to_string()])))
                     .collect();
                 let out = range(&counts(&[("t", parts)]), &s);
-                let mut all: Vec<u32> = out.values().flatten().map(|(_, p)| *p).collect();
+                let mut all: Vec<i32> = out.values().flatten().map(|(_, p)| *p).collect();
                 all.sort();
-                assert_eq!(all, (0..parts).collect::<Vec<_>>());
+                assert_eq!(all, (0..parts as i32).collect::<Vec<_>>());
                 let sizes: Vec<usize> = out.values().map(Vec::len).collect();
                 assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1);
             }

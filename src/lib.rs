@@ -2,9 +2,9 @@
 //!
 //! # Layout
 //!
-//! - [`kafka`]: the ground: Kafka's shared vocabulary (topic names, the topic config table,
-//!   config resources, topic and broker descriptions, group states and offsets), plain types
-//!   with no I/O that every module below may use.
+//! - [`kafka`]: the ground: Kafka's shared vocabulary (topic names, `TopicPartition`, the topic
+//!   config table, config resources, topic and broker descriptions, group states and offsets),
+//!   plain types with no I/O that every module below may use.
 //! - [`record`]: Record, RecordBatch v2 encode and decode, varints, CRC-32C, compression codecs.
 //! - [`log_files`]: the layouts of Kafka's `.index`, `.timeindex`, `.txnindex` and producer
 //!   `.snapshot` files, shared by the embedded log and `kafka-dump-log`.

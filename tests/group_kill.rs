@@ -104,7 +104,7 @@ fn positions_for(
     member
         .owned()
         .iter()
-        .map(|tp| (tp.clone(), offset(tp.1)))
+        .map(|tp| (tp.clone(), offset(tp.1 as u32)))
         .collect()
 }
 

@@ -16,7 +16,7 @@ use kafkit::local::group::{GroupState, Member, MemberConfig, TopicPartition};
 const G: &str = "kafka-consumer-groups";
 
 fn tp(t: &str, p: u32) -> TopicPartition {
-    (t.to_string(), p)
+    (t.to_string(), p as i32)
 }
 
 fn dir(k: &Kafkit) -> LogDir {

@@ -23,6 +23,7 @@ use super::{
 };
 use crate::client::Client;
 use crate::client::offsets::OffsetSpec;
+use crate::kafka::TopicPartition;
 use filter::TopicPartitionFilter;
 
 /// The named values of `--time`, with the number each stands for.
@@ -189,7 +190,7 @@ fn parse_time(arg: &str) -> Result<OffsetSpec, CliError> {
 fn matching_partitions(
     client: &mut Client,
     opts: &GetOffsetsOptions,
-) -> Result<Vec<(String, u32)>, CliError> {
+) -> Result<Vec<TopicPartition>, CliError> {
     let names: Vec<String> = client
         .list_topics()?
         .into_iter()
@@ -203,10 +204,8 @@ fn matching_partitions(
     let mut out = Vec::new();
     for topic in client.describe_topics(&names, 2000)? {
         for p in &topic.partitions {
-            if opts.filter.allows(&topic.name, p.partition)
-                && let Ok(partition) = u32::try_from(p.partition)
-            {
-                out.push((topic.name.clone(), partition));
+            if opts.filter.allows(&topic.name, p.partition) && p.partition >= 0 {
+                out.push((topic.name.clone(), p.partition));
             }
         }
     }

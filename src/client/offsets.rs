@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use kafka_protocol::ResponseError;
 
 use super::{Backend, Client, ClientError, Result};
-use crate::assignor::TopicPartition;
+use crate::kafka::TopicPartition;
 use crate::local::LogDir;
 use crate::remote::Cluster;
 
@@ -98,13 +98,17 @@ pub(super) fn local(
         };
         let answer = count.map_err(ClientError::from).and_then(|count| {
             counts.insert(topic, count);
-            if count.is_none_or(|n| *partition >= n) {
+            // The log numbers its partitions from 0 in a u32.
+            let local = u32::try_from(*partition)
+                .ok()
+                .filter(|p| count.is_some_and(|n| *p < n));
+            let Some(local) = local else {
                 return Err(ClientError::kafka(
                     ResponseError::UnknownTopicOrPartition,
                     "This server does not host this topic-partition.",
                 ));
-            }
-            local_offset(dir, topic, *partition, spec)
+            };
+            local_offset(dir, topic, local, spec)
         });
         out.insert((topic.clone(), *partition), answer);
     }
@@ -144,21 +148,8 @@ pub(super) fn remote(
     spec: OffsetSpec,
 ) -> Result<BTreeMap<TopicPartition, PartitionOffset>> {
     let mut out = BTreeMap::new();
-    let mut asked = Vec::with_capacity(partitions.len());
-    for (topic, partition) in partitions {
-        match i32::try_from(*partition) {
-            Ok(p) => asked.push((topic.clone(), p)),
-            Err(_) => {
-                let unknown = ClientError::kafka(
-                    ResponseError::UnknownTopicOrPartition,
-                    "This server does not host this topic-partition.",
-                );
-                out.insert((topic.clone(), *partition), Err(unknown));
-            }
-        }
-    }
-    let mut found = cluster.list_offsets(&asked, spec.list_offsets_timestamp())?;
-    for tp in asked {
+    let mut found = cluster.list_offsets(partitions, spec.list_offsets_timestamp())?;
+    for tp in partitions.iter().cloned() {
         // A partition the answer does not mention has no leader to ask.
         let answer = found
             .remove(&tp)
@@ -166,7 +157,7 @@ pub(super) fn remote(
                 ResponseError::LeaderNotAvailable.code(),
                 None,
             )));
-        out.insert((tp.0, tp.1 as u32), answer.map_err(ClientError::from));
+        out.insert(tp, answer.map_err(ClientError::from));
     }
     Ok(out)
 }

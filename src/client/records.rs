@@ -9,14 +9,11 @@ use std::collections::BTreeMap;
 use kafka_protocol::ResponseError;
 
 use super::{Backend, Client, ClientError, Result};
+use crate::kafka::TopicPartition;
 
 /// The offset that stands for a partition's high watermark (its log end on the embedded log),
 /// as in Kafka's `RecordsToDelete.beforeOffset(-1)`.
 pub const HIGH_WATERMARK: i64 = crate::local::partition::HIGH_WATERMARK;
-
-/// A partition, as DeleteRecords names it: topic and partition id (which may be negative in a
-/// request; no cluster has such a partition).
-pub type RecordsPartition = (String, i32);
 
 /// One partition's answer: its log start offset afterwards (Kafka's low watermark), or why the
 /// records could not be deleted (OFFSET_OUT_OF_RANGE for an offset past the high watermark,
@@ -29,15 +26,15 @@ impl Client {
     /// reached.
     pub fn delete_records(
         &mut self,
-        offsets: &BTreeMap<RecordsPartition, i64>,
-    ) -> Result<BTreeMap<RecordsPartition, DeletedRecords>> {
+        offsets: &BTreeMap<TopicPartition, i64>,
+    ) -> Result<BTreeMap<TopicPartition, DeletedRecords>> {
         match &mut self.backend {
             Backend::Local(dir) => Ok(crate::local::records::delete_records(dir, offsets)?
                 .into_iter()
                 .map(|(tp, answer)| (tp, answer.map_err(ClientError::from)))
                 .collect()),
             Backend::Remote(cluster) => {
-                let asked: Vec<(RecordsPartition, i64)> =
+                let asked: Vec<(TopicPartition, i64)> =
                     offsets.iter().map(|(tp, o)| (tp.clone(), *o)).collect();
                 let mut answers = cluster.delete_records(&asked)?;
                 Ok(offsets

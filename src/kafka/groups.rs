@@ -4,8 +4,7 @@
 
 use std::fmt;
 
-/// A topic and partition.
-pub type TopicPartition = (String, u32);
+use super::TopicPartition;
 
 /// A consumer group's state, as Kafka's `GroupState` names it: the text brokers send in
 /// ListGroups and DescribeGroups and the tools print. One enum for the embedded log (which is

@@ -1,7 +1,7 @@
 //! Kafka's shared vocabulary, below the client and every backend: topic names and their rules,
-//! the topic config table, config resources and entries, topic and broker descriptions, group
-//! states, offsets and assignment changes, consumer and producer settings, what a topic repair
-//! did; the text of Kafka's UUIDs and of Java's floating-point numbers.
+//! [`TopicPartition`], the topic config table, config resources and entries, topic and broker
+//! descriptions, group states, offsets and assignment changes, consumer and producer settings,
+//! what a topic repair did; the text of Kafka's UUIDs and of Java's floating-point numbers.
 //!
 //! Plain types and pure functions: no I/O and no backend. `client`, `local`, `remote` and
 //! `server` all build on it, so that none of them imports another's types (the client
@@ -16,5 +16,8 @@ pub mod producer;
 pub mod repair;
 pub mod topic_config;
 pub mod topic_name;
+pub mod topic_partition;
 pub mod topics;
 pub mod uuid;
+
+pub use topic_partition::TopicPartition;

@@ -10,14 +10,15 @@ use kafka_protocol::ResponseError;
 use super::Result;
 use super::lock::LockMode;
 use super::{LocalError, LogDir, TopicMeta};
+use crate::kafka::TopicPartition;
 
 /// Deletes the records below each partition's offset (-1: the high watermark); per partition,
 /// the log start offset afterwards (Kafka's low watermark) or why not. Holds the log-dir lock
 /// shared throughout, as writers do, so no topic is deleted or re-created meanwhile.
 pub fn delete_records(
     dir: &LogDir,
-    offsets: &BTreeMap<(String, i32), i64>,
-) -> Result<BTreeMap<(String, i32), Result<i64>>> {
+    offsets: &BTreeMap<TopicPartition, i64>,
+) -> Result<BTreeMap<TopicPartition, Result<i64>>> {
     // A new directory holds no topics: every partition is unknown, and nothing is created
     // (nor read: a topic created meanwhile is not touched without the lock).
     if !dir.is_formatted() {

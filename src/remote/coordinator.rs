@@ -22,7 +22,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 
 use super::admin::{Client, topic_name};
-use crate::assignor::TopicPartition;
+use crate::kafka::TopicPartition;
 use crate::wire::api::Api;
 
 use super::error::{RemoteError, Result};
@@ -175,9 +175,7 @@ impl CoordinatorLink {
             &self.group,
             generation,
             member_id,
-            positions
-                .iter()
-                .map(|((t, p), o)| (t.as_str(), *p as i32, *o)),
+            positions.iter().map(|((t, p), o)| (t.as_str(), *p, *o)),
         );
         let deadline = tokio::time::Instant::now() + self.config.request_timeout;
         loop {
@@ -371,7 +369,7 @@ pub fn read_committed(response: OffsetFetchResponse, addr: &str) -> Result<Commi
             match p.error_code {
                 0 if p.committed_offset >= 0 => {
                     out.insert(
-                        (t.name.0.to_string(), p.partition_index as u32),
+                        (t.name.0.to_string(), p.partition_index),
                         p.committed_offset,
                     );
                 }

@@ -17,6 +17,7 @@ use kafka_protocol::messages::{BrokerId, FetchRequest, ListOffsetsRequest};
 use super::admin::{BrokerInfo, Client, topic_name};
 use super::error::{RemoteError, Result};
 use super::net::connection::{ClientConfig, Connection, connect_broker};
+use crate::kafka::TopicPartition;
 use crate::kafka::consumer::Isolation;
 
 /// Bytes per partition in one Fetch.
@@ -66,9 +67,6 @@ pub struct PartitionData {
     pub aborted: Vec<(i64, i64)>,
 }
 
-/// A topic partition.
-pub type Tp = (String, i32);
-
 /// Fetches and lists offsets of partitions, each at its leader.
 #[derive(Debug)]
 pub struct Fetcher {
@@ -77,7 +75,7 @@ pub struct Fetcher {
     isolation: Isolation,
     brokers: HashMap<i32, BrokerInfo>,
     conns: HashMap<i32, Connection>,
-    leaders: HashMap<Tp, i32>,
+    leaders: HashMap<TopicPartition, i32>,
     /// A leader changed or a broker failed: re-read Metadata (after a backoff) before fetching.
     stale: bool,
     /// `fetch.max.wait.ms`.
@@ -141,7 +139,7 @@ impl Fetcher {
         Ok(out)
     }
 
-    async fn refresh(&mut self, tps: &[&Tp]) -> Result<()> {
+    async fn refresh(&mut self, tps: &[&TopicPartition]) -> Result<()> {
         let mut names: Vec<String> = tps.iter().map(|tp| tp.0.clone()).collect();
         names.sort();
         names.dedup();
@@ -173,7 +171,11 @@ impl Fetcher {
     /// The offset for `timestamp` (or [`EARLIEST`], [`LATEST`]) in a partition; `None` when no
     /// record is at or after the timestamp. Retries retriable errors within
     /// `request.timeout.ms`.
-    pub async fn list_offset(&mut self, tp: &Tp, timestamp: i64) -> Result<Option<i64>> {
+    pub async fn list_offset(
+        &mut self,
+        tp: &TopicPartition,
+        timestamp: i64,
+    ) -> Result<Option<i64>> {
         let deadline = tokio::time::Instant::now() + self.config.request_timeout;
         loop {
             let error = match self.try_list_offset(tp, timestamp).await {
@@ -192,7 +194,11 @@ impl Fetcher {
         }
     }
 
-    async fn try_list_offset(&mut self, tp: &Tp, timestamp: i64) -> Result<Option<i64>> {
+    async fn try_list_offset(
+        &mut self,
+        tp: &TopicPartition,
+        timestamp: i64,
+    ) -> Result<Option<i64>> {
         if self.stale || !self.leaders.contains_key(tp) {
             self.refresh(&[tp]).await?;
         }
@@ -248,7 +254,10 @@ impl Fetcher {
 
     /// One Fetch per leader for the partitions at their positions. Partitions whose leader is
     /// unknown or failed come back as [`Fetched::Retry`]; non-retriable errors fail.
-    pub async fn fetch(&mut self, positions: &[(Tp, i64)]) -> Result<HashMap<Tp, Fetched>> {
+    pub async fn fetch(
+        &mut self,
+        positions: &[(TopicPartition, i64)],
+    ) -> Result<HashMap<TopicPartition, Fetched>> {
         let mut out = HashMap::new();
         if positions.is_empty() {
             return Ok(out);
@@ -261,10 +270,10 @@ impl Fetcher {
             if self.stale {
                 tokio::time::sleep(self.backoff).await;
             }
-            let tps: Vec<&Tp> = positions.iter().map(|(tp, _)| tp).collect();
+            let tps: Vec<&TopicPartition> = positions.iter().map(|(tp, _)| tp).collect();
             self.refresh(&tps).await?;
         }
-        let mut by_leader: BTreeMap<i32, Vec<&(Tp, i64)>> = BTreeMap::new();
+        let mut by_leader: BTreeMap<i32, Vec<&(TopicPartition, i64)>> = BTreeMap::new();
         for entry in positions {
             match self.leaders.get(&entry.0) {
                 Some(id) => by_leader.entry(*id).or_default().push(entry),
@@ -292,8 +301,8 @@ impl Fetcher {
     async fn fetch_from(
         &mut self,
         leader: i32,
-        entries: &[&(Tp, i64)],
-    ) -> Result<Option<Vec<(Tp, Fetched)>>> {
+        entries: &[&(TopicPartition, i64)],
+    ) -> Result<Option<Vec<(TopicPartition, Fetched)>>> {
         let isolation = self.isolation;
         let max_wait = i32::try_from(self.max_wait.as_millis()).unwrap_or(500);
         let Some(conn) = self.conn(leader).await? else {

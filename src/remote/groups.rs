@@ -29,8 +29,8 @@ use super::coordinator::{
     Coordinator, commit_request, find_coordinator, group_id, is_coordinator_error,
 };
 use super::error::{RemoteError, Result};
-use super::fetch::Tp;
 use super::net::connection::{Connection, connect_broker};
+use crate::kafka::TopicPartition;
 use crate::kafka::groups::GroupState;
 use crate::wire::consumer_protocol::decode_assignment;
 use crate::wire::versions::list_offsets_min_version;
@@ -67,11 +67,11 @@ pub struct GroupMember {
     /// As the broker reports it, e.g. `/127.0.0.1`.
     pub host: String,
     /// The partitions it owns.
-    pub assignment: Vec<Tp>,
+    pub assignment: Vec<TopicPartition>,
     /// New-protocol groups: the member epoch, the target assignment, and whether the member
     /// joined with the new protocol (`Some(false)`: a classic member of an upgraded group).
     pub epoch: Option<i32>,
-    pub target: Option<Vec<Tp>>,
+    pub target: Option<Vec<TopicPartition>>,
     pub consumer_protocol: Option<bool>,
 }
 
@@ -96,7 +96,7 @@ pub use crate::kafka::groups::CommittedOffset;
 
 /// Per-partition outcomes of OffsetDelete: the top-level error code (0 for none) and each
 /// partition's code.
-pub type OffsetDeleteOutcome = (i16, Vec<(Tp, i16)>);
+pub type OffsetDeleteOutcome = (i16, Vec<(TopicPartition, i16)>);
 
 /// The backoff between coordinator lookups.
 const BACKOFF: Duration = Duration::from_millis(100);
@@ -189,7 +189,7 @@ impl Client {
     pub async fn committed_offsets(
         &mut self,
         group: &str,
-    ) -> Result<BTreeMap<Tp, CommittedOffset>> {
+    ) -> Result<BTreeMap<TopicPartition, CommittedOffset>> {
         Ok(self.at_coordinator(group, OffsetFetchCall(group)).await?.0)
     }
 
@@ -198,8 +198,8 @@ impl Client {
     pub async fn commit_offsets(
         &mut self,
         group: &str,
-        offsets: &BTreeMap<Tp, i64>,
-    ) -> Result<Vec<(Tp, i16)>> {
+        offsets: &BTreeMap<TopicPartition, i64>,
+    ) -> Result<Vec<(TopicPartition, i16)>> {
         Ok(self
             .at_coordinator(group, CommitCall { group, offsets })
             .await?
@@ -212,7 +212,11 @@ impl Client {
     }
 
     /// Deletes the committed offsets of `tps` in `group` (OffsetDelete).
-    pub async fn delete_offsets(&mut self, group: &str, tps: &[Tp]) -> Result<OffsetDeleteOutcome> {
+    pub async fn delete_offsets(
+        &mut self,
+        group: &str,
+        tps: &[TopicPartition],
+    ) -> Result<OffsetDeleteOutcome> {
         Ok(self
             .at_coordinator(group, OffsetDeleteCall { group, tps })
             .await?
@@ -228,9 +232,9 @@ impl Client {
     /// leader, or none).
     pub async fn list_offsets(
         &mut self,
-        tps: &[Tp],
+        tps: &[TopicPartition],
         timestamp: i64,
-    ) -> Result<HashMap<Tp, Result<Option<i64>>>> {
+    ) -> Result<HashMap<TopicPartition, Result<Option<i64>>>> {
         let deadline = tokio::time::Instant::now() + self.conn.request_timeout();
         let mut out = HashMap::new();
         let mut pending = tps.to_vec();
@@ -260,11 +264,11 @@ impl Client {
     /// broker) could not be reached, which then is in `lost`.
     async fn list_offsets_once(
         &mut self,
-        tps: &[Tp],
+        tps: &[TopicPartition],
         timestamp: i64,
-        out: &mut HashMap<Tp, Result<Option<i64>>>,
+        out: &mut HashMap<TopicPartition, Result<Option<i64>>>,
         lost: &mut Option<RemoteError>,
-    ) -> Result<Vec<(Tp, Option<i16>)>> {
+    ) -> Result<Vec<(TopicPartition, Option<i16>)>> {
         match self.try_list_offsets(tps, timestamp, out, lost).await {
             Err(e) if e.is_connection() => {
                 *lost = Some(e);
@@ -277,11 +281,11 @@ impl Client {
     /// [`Client::list_offsets_once`], failing when Metadata cannot be had.
     async fn try_list_offsets(
         &mut self,
-        tps: &[Tp],
+        tps: &[TopicPartition],
         timestamp: i64,
-        out: &mut HashMap<Tp, Result<Option<i64>>>,
+        out: &mut HashMap<TopicPartition, Result<Option<i64>>>,
         lost: &mut Option<RemoteError>,
-    ) -> Result<Vec<(Tp, Option<i16>)>> {
+    ) -> Result<Vec<(TopicPartition, Option<i16>)>> {
         self.live_connection().await?;
         let leaders = self.leaders(tps).await?;
         for (tp, code) in leaders.leaderless {
@@ -290,7 +294,7 @@ impl Client {
         let config = self.conn.config().clone();
         let mut retry = Vec::new();
         for (b, tps) in leaders.by_leader {
-            let tps: Vec<&Tp> = tps.iter().collect();
+            let tps: Vec<&TopicPartition> = tps.iter().collect();
             let answers = match connect_broker(b.id, &b.host, b.port, &config).await {
                 Ok(mut conn) => list_offsets_at(&mut conn, &tps, timestamp).await,
                 Err(e) => Err(e),
@@ -330,9 +334,9 @@ fn leader_moved(code: i16) -> bool {
 /// admin client).
 async fn list_offsets_at(
     conn: &mut Connection,
-    tps: &[&Tp],
+    tps: &[&TopicPartition],
     timestamp: i64,
-) -> Result<Vec<(Tp, Result<Option<i64>>)>> {
+) -> Result<Vec<(TopicPartition, Result<Option<i64>>)>> {
     let version = conn.version::<ListOffsetsRequest>()?;
     let needed = list_offsets_min_version(timestamp);
     if version < needed {
@@ -491,7 +495,7 @@ fn consumer_group(
                     .iter()
                     .map(|p| (t.topic_name.0.to_string(), *p))
             })
-            .collect::<Vec<Tp>>()
+            .collect::<Vec<TopicPartition>>()
     };
     GroupInfo {
         group_id: g.group_id.0.to_string(),
@@ -524,8 +528,11 @@ fn consumer_group(
 
 struct OffsetFetchCall<'a>(&'a str);
 
-impl AsyncCall<BTreeMap<Tp, CommittedOffset>> for OffsetFetchCall<'_> {
-    async fn call(&mut self, conn: &mut Connection) -> Result<BTreeMap<Tp, CommittedOffset>> {
+impl AsyncCall<BTreeMap<TopicPartition, CommittedOffset>> for OffsetFetchCall<'_> {
+    async fn call(
+        &mut self,
+        conn: &mut Connection,
+    ) -> Result<BTreeMap<TopicPartition, CommittedOffset>> {
         let version = conn.version::<OffsetFetchRequest>()?;
         let request = OffsetFetchRequest::default().with_groups(vec![
             OffsetFetchRequestGroup::default()
@@ -559,11 +566,11 @@ impl AsyncCall<BTreeMap<Tp, CommittedOffset>> for OffsetFetchCall<'_> {
 
 struct CommitCall<'a> {
     group: &'a str,
-    offsets: &'a BTreeMap<Tp, i64>,
+    offsets: &'a BTreeMap<TopicPartition, i64>,
 }
 
-impl AsyncCall<Vec<(Tp, i16)>> for CommitCall<'_> {
-    async fn call(&mut self, conn: &mut Connection) -> Result<Vec<(Tp, i16)>> {
+impl AsyncCall<Vec<(TopicPartition, i16)>> for CommitCall<'_> {
+    async fn call(&mut self, conn: &mut Connection) -> Result<Vec<(TopicPartition, i16)>> {
         let version = conn.version::<OffsetCommitRequest>()?;
         let request = commit_request(
             self.group,
@@ -606,7 +613,7 @@ impl AsyncCall<i16> for DeleteGroupCall<'_> {
 
 struct OffsetDeleteCall<'a> {
     group: &'a str,
-    tps: &'a [Tp],
+    tps: &'a [TopicPartition],
 }
 
 impl AsyncCall<OffsetDeleteOutcome> for OffsetDeleteCall<'_> {

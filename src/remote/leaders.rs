@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::admin::{BrokerInfo, Client};
 use super::error::Result;
-use super::fetch::Tp;
+use crate::kafka::TopicPartition;
 
 /// UNKNOWN_TOPIC_OR_PARTITION: the cluster has no such partition.
 pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
@@ -16,16 +16,16 @@ pub const LEADER_NOT_AVAILABLE: i16 = 5;
 #[derive(Debug, Default)]
 pub struct Leaders {
     /// Each leader (with its address) and the partitions it leads, by broker id.
-    pub by_leader: Vec<(BrokerInfo, Vec<Tp>)>,
+    pub by_leader: Vec<(BrokerInfo, Vec<TopicPartition>)>,
     /// Partitions without a leader to ask, with the error code that says why.
-    pub leaderless: Vec<(Tp, i16)>,
+    pub leaderless: Vec<(TopicPartition, i16)>,
 }
 
 impl Client {
     /// The leaders of `tps`, from a Metadata request for their topics: a partition the cluster
     /// does not have is UNKNOWN_TOPIC_OR_PARTITION; one without a leader, or whose leader is
     /// not among the live brokers, LEADER_NOT_AVAILABLE.
-    pub async fn leaders(&mut self, tps: &[Tp]) -> Result<Leaders> {
+    pub async fn leaders(&mut self, tps: &[TopicPartition]) -> Result<Leaders> {
         let mut topics: Vec<String> = tps.iter().map(|tp| tp.0.clone()).collect();
         topics.sort();
         topics.dedup();
@@ -37,7 +37,7 @@ impl Client {
             }
         }
         let mut out = Leaders::default();
-        let mut by_leader: BTreeMap<i32, Vec<Tp>> = BTreeMap::new();
+        let mut by_leader: BTreeMap<i32, Vec<TopicPartition>> = BTreeMap::new();
         for tp in tps {
             match leader_of.get(&(tp.0.as_str(), tp.1)) {
                 Some(l) if *l >= 0 => by_leader.entry(*l).or_default().push(tp.clone()),

@@ -37,11 +37,12 @@ mod records;
 
 pub use admin::{Client, ClusterMetadata, PartitionInfo, TopicInfo, TopicOutcome};
 pub use error::RemoteError;
-pub use fetch::{Fetched, Tp};
+pub use fetch::Fetched;
 pub use groups::{CommittedOffset, GroupInfo, ListedGroup, OffsetDeleteOutcome};
 pub use net::connection::ClientConfig;
 pub use produce::Producer;
 
+use crate::kafka::TopicPartition;
 use crate::kafka::configs::{ConfigEntry, TopicConfigChanges};
 use crate::kafka::consumer::Isolation;
 use crate::kafka::topics::{NewTopic, PartitionIncrease};
@@ -142,7 +143,7 @@ impl Cluster {
     pub fn committed_offsets(
         &mut self,
         group: &str,
-    ) -> Result<std::collections::BTreeMap<Tp, CommittedOffset>> {
+    ) -> Result<std::collections::BTreeMap<TopicPartition, CommittedOffset>> {
         self.runtime.block_on(self.client.committed_offsets(group))
     }
 
@@ -150,8 +151,8 @@ impl Cluster {
     pub fn commit_offsets(
         &mut self,
         group: &str,
-        offsets: &std::collections::BTreeMap<Tp, i64>,
-    ) -> Result<Vec<(Tp, i16)>> {
+        offsets: &std::collections::BTreeMap<TopicPartition, i64>,
+    ) -> Result<Vec<(TopicPartition, i16)>> {
         self.runtime
             .block_on(self.client.commit_offsets(group, offsets))
     }
@@ -162,7 +163,11 @@ impl Cluster {
     }
 
     /// See [`Client::delete_offsets`].
-    pub fn delete_offsets(&mut self, group: &str, tps: &[Tp]) -> Result<OffsetDeleteOutcome> {
+    pub fn delete_offsets(
+        &mut self,
+        group: &str,
+        tps: &[TopicPartition],
+    ) -> Result<OffsetDeleteOutcome> {
         self.runtime
             .block_on(self.client.delete_offsets(group, tps))
     }
@@ -170,9 +175,9 @@ impl Cluster {
     /// See [`Client::list_offsets`].
     pub fn list_offsets(
         &mut self,
-        tps: &[Tp],
+        tps: &[TopicPartition],
         timestamp: i64,
-    ) -> Result<std::collections::HashMap<Tp, Result<Option<i64>>>> {
+    ) -> Result<std::collections::HashMap<TopicPartition, Result<Option<i64>>>> {
         self.runtime
             .block_on(self.client.list_offsets(tps, timestamp))
     }
@@ -180,8 +185,8 @@ impl Cluster {
     /// See [`Client::delete_records`].
     pub fn delete_records(
         &mut self,
-        offsets: &[(Tp, i64)],
-    ) -> Result<std::collections::HashMap<Tp, Result<i64>>> {
+        offsets: &[(TopicPartition, i64)],
+    ) -> Result<std::collections::HashMap<TopicPartition, Result<i64>>> {
         self.runtime.block_on(self.client.delete_records(offsets))
     }
 
@@ -232,13 +237,13 @@ impl ConsumerClient {
     }
 
     /// See [`fetch::Fetcher::list_offset`].
-    pub fn list_offset(&mut self, tp: &Tp, timestamp: i64) -> Result<Option<i64>> {
+    pub fn list_offset(&mut self, tp: &TopicPartition, timestamp: i64) -> Result<Option<i64>> {
         self.runtime
             .block_on(self.fetcher.list_offset(tp, timestamp))
     }
 
     /// The log start and end (the last stable offset with read_committed) of a partition.
-    pub fn bounds(&mut self, tp: &Tp) -> Result<(i64, i64)> {
+    pub fn bounds(&mut self, tp: &TopicPartition) -> Result<(i64, i64)> {
         let start = self.list_offset(tp, fetch::EARLIEST)?.unwrap_or(0);
         let end = self.list_offset(tp, fetch::LATEST)?.unwrap_or(start);
         Ok((start, end))
@@ -258,8 +263,8 @@ impl ConsumerClient {
     /// See [`fetch::Fetcher::fetch`].
     pub fn fetch(
         &mut self,
-        positions: &[(Tp, i64)],
-    ) -> Result<std::collections::HashMap<Tp, Fetched>> {
+        positions: &[(TopicPartition, i64)],
+    ) -> Result<std::collections::HashMap<TopicPartition, Fetched>> {
         self.runtime.block_on(self.fetcher.fetch(positions))
     }
 }

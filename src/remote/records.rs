@@ -10,8 +10,8 @@ use kafka_protocol::messages::delete_records_request::{
 
 use super::admin::{Client, topic_name};
 use super::error::{RemoteError, Result};
-use super::fetch::Tp;
 use super::net::connection::connect_broker;
+use crate::kafka::TopicPartition;
 
 impl Client {
     /// DeleteRecords at each partition's leader: per partition, the low watermark the leader
@@ -20,10 +20,11 @@ impl Client {
     /// timeout). An offset of -1 asks for the high watermark, as in Kafka.
     pub async fn delete_records(
         &mut self,
-        offsets: &[(Tp, i64)],
-    ) -> Result<HashMap<Tp, Result<i64>>> {
-        let tps: Vec<Tp> = offsets.iter().map(|(tp, _)| tp.clone()).collect();
-        let offset_of: HashMap<&Tp, i64> = offsets.iter().map(|(tp, o)| (tp, *o)).collect();
+        offsets: &[(TopicPartition, i64)],
+    ) -> Result<HashMap<TopicPartition, Result<i64>>> {
+        let tps: Vec<TopicPartition> = offsets.iter().map(|(tp, _)| tp.clone()).collect();
+        let offset_of: HashMap<&TopicPartition, i64> =
+            offsets.iter().map(|(tp, o)| (tp, *o)).collect();
         let leaders = self.leaders(&tps).await?;
         let mut out = HashMap::new();
         for (tp, code) in leaders.leaderless {

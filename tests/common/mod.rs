@@ -192,7 +192,7 @@ pub fn committed(k: &Kafkit, group: &str) -> Vec<(String, u32, i64)> {
         .committed(group)
         .unwrap()
         .into_iter()
-        .map(|((t, p), c)| (t, p, c.offset))
+        .map(|((t, p), c)| (t, p as u32, c.offset))
         .collect()
 }
 

@@ -17,10 +17,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::cli::jackson::write_string;
+use crate::kafka::TopicPartition;
 use crate::kafka::java_number::java_double;
 
 /// The offset to delete below, per partition.
-pub type Offsets = BTreeMap<(String, i32), i64>;
+pub type Offsets = BTreeMap<TopicPartition, i64>;
 
 /// Reads the file's text; the error is Kafka's message.
 pub fn parse(text: &str) -> Result<Offsets, String> {
@@ -48,7 +49,7 @@ pub fn parse(text: &str) -> Result<Offsets, String> {
     let Value::Array(entries) = partitions else {
         return Err(expected("JSON array", partitions));
     };
-    let mut offsets: BTreeMap<(String, i32), Vec<i64>> = BTreeMap::new();
+    let mut offsets: BTreeMap<TopicPartition, Vec<i64>> = BTreeMap::new();
     for entry in entries {
         let entry = object(entry)?;
         let topic = match field(entry, "topic")? {

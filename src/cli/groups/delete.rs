@@ -10,7 +10,7 @@ use super::reset::{TopicArg, parse_topic_arg};
 use super::options::GroupsOptions;
 use super::{emit, pad};
 use crate::cli::{CliError, usage};
-use crate::client::groups::{GroupAdmin, OffsetDeletion, TopicPartition, Tp};
+use crate::client::groups::{GroupAdmin, OffsetDeletion, TopicPartition};
 
 /// UNKNOWN_TOPIC_OR_PARTITION.
 const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
@@ -62,7 +62,7 @@ pub(super) fn delete_groups(src: &mut GroupAdmin, o: &GroupsOptions) -> Result<(
 
 /// Per-partition outcome: `None` for success, else the exception text. Partition -1 stands for
 /// a topic that could not be described (printed as `-`).
-type Outcomes = BTreeMap<Tp, Option<String>>;
+type Outcomes = BTreeMap<TopicPartition, Option<String>>;
 
 pub(super) fn delete_offsets(src: &mut GroupAdmin, o: &GroupsOptions) -> Result<(), CliError> {
     let group = match o.groups.as_slice() {
@@ -75,7 +75,7 @@ pub(super) fn delete_offsets(src: &mut GroupAdmin, o: &GroupsOptions) -> Result<
         match parse_topic_arg(arg)? {
             TopicArg::Partitions(tps) => requested.extend(tps),
             TopicArg::Whole(topic) => match src.partitions(&topic)? {
-                Some(n) => requested.extend((0..i64::from(n)).map(|p| (topic.clone(), p))),
+                Some(n) => requested.extend((0..n as i32).map(|p| (topic.clone(), p))),
                 None => {
                     outcomes.insert((topic, -1), Some(exception(UNKNOWN_TOPIC_OR_PARTITION)));
                 }
@@ -85,21 +85,21 @@ pub(super) fn delete_offsets(src: &mut GroupAdmin, o: &GroupsOptions) -> Result<
     let mut valid: Vec<TopicPartition> = Vec::new();
     for tp in requested {
         if src.exists(&tp)? {
-            valid.push((tp.0.clone(), tp.1 as u32));
+            valid.push(tp);
         } else {
             outcomes.insert(tp, Some(exception(UNKNOWN_TOPIC_OR_PARTITION)));
         }
     }
     let top = match src.delete_offsets(&group, &valid)? {
         OffsetDeletion::Done(results) => {
-            for ((t, p), r) in results {
-                outcomes.insert((t, i64::from(p)), r.err().map(|r| exceptions::refusal(&r)));
+            for (tp, r) in results {
+                outcomes.insert(tp, r.err().map(|r| exceptions::refusal(&r)));
             }
             None
         }
         OffsetDeletion::Failed(code) => {
-            for (t, p) in valid {
-                outcomes.insert((t, i64::from(p)), Some(exception(code)));
+            for tp in valid {
+                outcomes.insert(tp, Some(exception(code)));
             }
             Some(exceptions::message(code))
         }
@@ -133,7 +133,7 @@ fn table(outcomes: &Outcomes) -> String {
         .max()
         .unwrap_or(0)
         .max(15);
-    let mut rows: Vec<(&Tp, &Option<String>)> = outcomes.iter().collect();
+    let mut rows: Vec<(&TopicPartition, &Option<String>)> = outcomes.iter().collect();
     rows.sort_by_key(|((t, p), _)| format!("{t}{p}"));
     let line =
         |t: &str, p: &str, s: &str| format!("\n{} {} {}", pad(t, tw), pad(p, 10), pad(s, 15));

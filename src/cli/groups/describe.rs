@@ -123,14 +123,11 @@ fn offset_rows<'a>(src: &mut GroupAdmin, d: &'a Group) -> Result<Vec<OffsetRow<'
     for tp in d.offsets.keys().filter(|tp| !owned.contains(tp)) {
         rows.push((tp, None));
     }
-    let tps: Vec<(String, i64)> = rows
-        .iter()
-        .map(|(tp, _)| (tp.0.clone(), i64::from(tp.1)))
-        .collect();
+    let tps: Vec<TopicPartition> = rows.iter().map(|(tp, _)| (*tp).clone()).collect();
     src.load_ends(&tps)?;
     rows.into_iter()
         .map(|(tp, owner)| {
-            let end = src.end(&(tp.0.clone(), i64::from(tp.1)))?;
+            let end = src.end(tp)?;
             Ok(OffsetRow { tp, owner, end })
         })
         .collect()
@@ -213,7 +210,7 @@ fn assignment_text(tps: &[TopicPartition]) -> String {
     if tps.is_empty() {
         return MISSING.to_string();
     }
-    let mut parts: Vec<(String, Vec<u32>)> = Vec::new();
+    let mut parts: Vec<(String, Vec<i32>)> = Vec::new();
     let mut sorted = tps.to_vec();
     sorted.sort();
     for (topic, p) in sorted {
@@ -225,7 +222,7 @@ fn assignment_text(tps: &[TopicPartition]) -> String {
     parts
         .iter()
         .map(|(t, ps)| {
-            let ps: Vec<String> = ps.iter().map(u32::to_string).collect();
+            let ps: Vec<String> = ps.iter().map(i32::to_string).collect();
             format!("{t}:{}", ps.join(","))
         })
         .collect::<Vec<_>>()
@@ -351,7 +348,7 @@ struct GroupOffsets<'a> {
 #[serde(rename_all = "camelCase")]
 struct PartitionOffset<'a> {
     topic: &'a str,
-    partition: u32,
+    partition: i32,
     leader_epoch: Option<i32>,
     current_offset: Option<i64>,
     log_end_offset: Option<i64>,
@@ -480,7 +477,7 @@ struct MemberDoc<'a> {
 #[derive(Serialize)]
 struct TopicPartitionDoc<'a> {
     topic: &'a str,
-    partition: u32,
+    partition: i32,
 }
 
 fn members_doc(groups: &[Group], format: Format) -> Result<(), CliError> {

@@ -31,7 +31,7 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use super::{CliError, connection_args, emit, java_split, open_client, run_tool};
 use crate::client::TopicPattern;
-use crate::client::groups::{GroupAdmin, GroupState, Tp};
+use crate::client::groups::{GroupAdmin, GroupState, TopicPartition};
 use options::{Action, GroupsOptions};
 
 /// The one-line description Kafka prints with its usage.
@@ -195,7 +195,7 @@ fn failed(msg: impl std::fmt::Display) -> CliError {
 }
 
 /// Kafka's `TopicPartition.toString()`: `t-0`.
-fn tp_name(tp: &Tp) -> String {
+fn tp_name(tp: &TopicPartition) -> String {
     format!("{}-{}", tp.0, tp.1)
 }
 

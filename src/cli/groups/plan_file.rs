@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use super::java_split;
-use crate::client::groups::Tp;
+use crate::client::groups::TopicPartition;
 
 /// New offsets per group.
-pub(crate) type Plans = BTreeMap<String, BTreeMap<Tp, i64>>;
+pub(crate) type Plans = BTreeMap<String, BTreeMap<TopicPartition, i64>>;
 
 const SHAPE_3: &str = "topic,partition,offset";
 const SHAPE_4: &str = "group,topic,partition,offset";
@@ -136,7 +136,7 @@ fn quote(field: &str) -> String {
 mod tests {
     use super::*;
 
-    fn tp(t: &str, p: i64) -> Tp {
+    fn tp(t: &str, p: i32) -> TopicPartition {
         (t.to_string(), p)
     }
 

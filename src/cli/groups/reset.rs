@@ -23,7 +23,7 @@ use super::time::{millis_before_now, parse_datetime, parse_duration};
 use super::{emit, failed, java_split, pad, tp_name};
 use crate::cli::progress::{self, Counter};
 use crate::cli::{CliError, usage};
-use crate::client::groups::{CommittedOffset, GroupAdmin, GroupState, TopicPartition, Tp};
+use crate::client::groups::{CommittedOffset, GroupAdmin, GroupState, TopicPartition};
 
 /// A group's committed offsets.
 type Committed = BTreeMap<TopicPartition, CommittedOffset>;
@@ -92,17 +92,13 @@ fn execute(src: &mut GroupAdmin, plans: &Plans, show_progress: bool) -> Result<(
         if plan.is_empty() {
             continue;
         }
-        let offsets: BTreeMap<TopicPartition, i64> = plan
-            .iter()
-            .map(|((t, p), o)| ((t.clone(), *p as u32), *o))
-            .collect();
-        if let Some(((t, p), code)) = src.reset_offsets(group, &offsets)? {
+        if let Some(((t, p), code)) = src.reset_offsets(group, plan)? {
             return Err(failed(format!(
                 "{} (committing the offset of {t}-{p} for group {group})",
                 exception(code)
             )));
         }
-        counter.add(offsets.len() as u64);
+        counter.add(plan.len() as u64);
     }
     Ok(())
 }
@@ -154,7 +150,7 @@ struct GroupPlan<'a> {
 #[serde(rename_all = "camelCase")]
 struct NewOffset<'a> {
     topic: &'a str,
-    partition: i64,
+    partition: i32,
     new_offset: i64,
 }
 
@@ -197,7 +193,7 @@ fn plan_table(plans: &Plans) -> String {
 /// A `--topic` value: `t` or `t:0,2`.
 pub(super) enum TopicArg {
     Whole(String),
-    Partitions(Vec<Tp>),
+    Partitions(Vec<TopicPartition>),
 }
 
 /// Parses a `--topic` value with Kafka's messages (usage errors).
@@ -214,7 +210,7 @@ pub(super) fn parse_topic_arg(arg: &str) -> Result<TopicArg, CliError> {
     java_split(partitions, ',')
         .into_iter()
         .map(|p| match p.parse::<i32>() {
-            Ok(n) => Ok((topic.to_string(), i64::from(n))),
+            Ok(n) => Ok((topic.to_string(), n)),
             Err(_) => usage(format!(
                 "Invalid partition '{p}' specified in topic arg '{arg}''"
             )),
@@ -226,7 +222,7 @@ pub(super) fn parse_topic_arg(arg: &str) -> Result<TopicArg, CliError> {
 /// Kafka's check before any reset: `The partitions "t-5,t-6" do not exist` unless every
 /// partition exists, then `The partitions "t-0" have no leader` unless each has a leader (on a
 /// cluster whose replicas of it are all down, its offsets cannot be read).
-fn require_valid(src: &mut GroupAdmin, tps: &BTreeSet<Tp>) -> Result<(), CliError> {
+fn require_valid(src: &mut GroupAdmin, tps: &BTreeSet<TopicPartition>) -> Result<(), CliError> {
     let mut missing = Vec::new();
     for tp in tps {
         if !src.exists(tp)? {
@@ -254,9 +250,8 @@ fn require_valid(src: &mut GroupAdmin, tps: &BTreeSet<Tp>) -> Result<(), CliErro
     Ok(())
 }
 
-fn committed_offset(committed: &Committed, tp: &Tp) -> Option<i64> {
-    let p = u32::try_from(tp.1).ok()?;
-    committed.get(&(tp.0.clone(), p)).map(|c| c.offset)
+fn committed_offset(committed: &Committed, tp: &TopicPartition) -> Option<i64> {
+    committed.get(tp).map(|c| c.offset)
 }
 
 /// Where a scenario other than `--from-file` moves each partition.
@@ -284,7 +279,7 @@ impl Planner<'_, '_, '_> {
         &mut self,
         group: &str,
         committed: &Committed,
-    ) -> Result<Option<BTreeMap<Tp, i64>>, CliError> {
+    ) -> Result<Option<BTreeMap<TopicPartition, i64>>, CliError> {
         let scope = self.scope(committed)?;
         require_valid(self.src, &scope)?;
         let o = self.o;
@@ -326,7 +321,7 @@ impl Planner<'_, '_, '_> {
     /// One partition's new offset.
     fn new_offset(
         &mut self,
-        tp: &Tp,
+        tp: &TopicPartition,
         target: Target,
         committed: &Committed,
     ) -> Result<i64, CliError> {
@@ -354,13 +349,10 @@ impl Planner<'_, '_, '_> {
 
     /// The partitions to reset: `--all-topics` (the committed ones), `--topic`, or none with
     /// `--from-file`.
-    fn scope(&mut self, committed: &Committed) -> Result<BTreeSet<Tp>, CliError> {
+    fn scope(&mut self, committed: &Committed) -> Result<BTreeSet<TopicPartition>, CliError> {
         let o = self.o;
         if o.all_topics {
-            return Ok(committed
-                .keys()
-                .map(|(t, p)| (t.clone(), i64::from(*p)))
-                .collect());
+            return Ok(committed.keys().cloned().collect());
         }
         if o.topics.is_empty() {
             if matches!(o.scenario, Some(Scenario::FromFile(_))) {
@@ -376,7 +368,7 @@ impl Planner<'_, '_, '_> {
                     let Some(n) = self.src.partitions(&topic)? else {
                         return Err(failed(format!("{UNKNOWN_TOPIC} (--topic {topic})")));
                     };
-                    scope.extend((0..i64::from(n)).map(|p| (topic.clone(), p)));
+                    scope.extend((0..n as i32).map(|p| (topic.clone(), p)));
                 }
             }
         }
@@ -384,7 +376,7 @@ impl Planner<'_, '_, '_> {
     }
 
     /// The log start (`earliest`) or end, with Kafka's usage error if it cannot be found.
-    fn bound(&mut self, tp: &Tp, earliest: bool) -> Result<i64, CliError> {
+    fn bound(&mut self, tp: &TopicPartition, earliest: bool) -> Result<i64, CliError> {
         let v = if earliest {
             self.src.start(tp)?
         } else {
@@ -403,7 +395,7 @@ impl Planner<'_, '_, '_> {
     }
 
     /// Kafka's `checkOffsetsRange`: `n` clamped into [log start, log end], with its warnings.
-    fn clamp(&mut self, tp: &Tp, n: i64) -> Result<i64, CliError> {
+    fn clamp(&mut self, tp: &TopicPartition, n: i64) -> Result<i64, CliError> {
         let end = self.bound(tp, false)?;
         if n > end {
             eprintln!(
@@ -424,7 +416,7 @@ impl Planner<'_, '_, '_> {
     }
 
     /// The first offset at or after `ts`, else (with Kafka's warning) the log end.
-    fn offset_for_time(&mut self, tp: &Tp, ts: i64) -> Result<i64, CliError> {
+    fn offset_for_time(&mut self, tp: &TopicPartition, ts: i64) -> Result<i64, CliError> {
         if let Some(offset) = self.src.offset_for_time(tp, ts)? {
             return Ok(offset);
         }
@@ -440,7 +432,7 @@ impl Planner<'_, '_, '_> {
         &mut self,
         group: &str,
         path: &str,
-    ) -> Result<Option<BTreeMap<Tp, i64>>, CliError> {
+    ) -> Result<Option<BTreeMap<TopicPartition, i64>>, CliError> {
         let requested = match self.file_plans(path)?.get(group) {
             Some(plan) => plan.clone(),
             None => return Ok(None),

@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 
 use super::{Assigned, Mark, OffsetReset, Result};
-use crate::assignor::TopicPartition;
+use crate::kafka::TopicPartition;
 use crate::kafka::groups::AssignmentChange;
 
 /// The next offset to read of each owned partition: what a commit writes.

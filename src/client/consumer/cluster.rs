@@ -6,12 +6,13 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use super::backend::{ConsumerBackend, Cursor, Loaded, Opened, Positions};
 use super::{Assigned, GroupProtocol, GroupSettings, Result, positions_of};
+use crate::kafka::TopicPartition;
 use crate::kafka::groups::AssignmentChange;
 use crate::remote::fetch::PartitionData;
 use crate::remote::membership::classic::GroupMember;
 use crate::remote::membership::consumer::ConsumerMember;
 use crate::remote::membership::{Consuming, MemberSettings};
-use crate::remote::{ConsumerClient, Fetched, Tp};
+use crate::remote::{ConsumerClient, Fetched};
 
 /// A consumer's client of a cluster, with its group member if it has one.
 #[derive(Debug)]
@@ -19,7 +20,7 @@ pub(super) struct ClusterConsumer {
     client: ConsumerClient,
     member: Option<ClusterMember>,
     /// The answers of this round's Fetch requests, taken partition by partition.
-    fetched: HashMap<Tp, Fetched>,
+    fetched: HashMap<TopicPartition, Fetched>,
 }
 
 /// A member of a group on the cluster, by `group.protocol`.
@@ -106,7 +107,7 @@ impl ConsumerBackend for ClusterConsumer {
         _full: bool,
         order: &mut Vec<usize>,
     ) -> Result<()> {
-        let positions: Vec<(Tp, i64)> = assigned
+        let positions: Vec<(TopicPartition, i64)> = assigned
             .iter()
             .filter(|a| !a.past_until)
             .map(|a| ((a.topic.clone(), a.partition as i32), a.position))

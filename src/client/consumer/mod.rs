@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::{Backend, Client, ClientError, Result, TopicPattern};
-use crate::assignor::TopicPartition;
+use crate::kafka::TopicPartition;
 pub use crate::kafka::consumer::{GroupProtocol, Isolation};
 pub use crate::kafka::groups::AssignmentChange;
 use crate::record::{RecordRef, TimestampType};
@@ -214,7 +214,7 @@ impl Assigned {
 fn positions_of(assigned: &[Assigned]) -> BTreeMap<TopicPartition, i64> {
     assigned
         .iter()
-        .map(|a| ((a.topic.clone(), a.partition), a.delivered))
+        .map(|a| ((a.topic.clone(), a.partition as i32), a.delivered))
         .collect()
 }
 
@@ -552,7 +552,7 @@ impl Consumer {
             }
             if !self.started {
                 self.initial
-                    .extend((0..partitions).map(|p| (topic.clone(), p)));
+                    .extend((0..partitions).map(|p| (topic.clone(), p as i32)));
             }
             subscription.insert(topic.clone(), partitions);
             if self.in_group() {
@@ -574,7 +574,7 @@ impl Consumer {
                 if held.contains(&p) {
                     continue;
                 }
-                self.assign((topic.clone(), p), |c, tp, opened| {
+                self.assign((topic.clone(), p as i32), |c, tp, opened| {
                     let (lo, hi) = (opened.start, opened.end);
                     match start {
                         _ if c.started => lo,
@@ -614,12 +614,20 @@ impl Consumer {
         tp: TopicPartition,
         start: impl FnOnce(&Consumer, &TopicPartition, &Opened) -> i64,
     ) -> Result<()> {
-        let opened = self.backend.open(&tp.0, tp.1, self.config.from_time)?;
+        // The engine follows partitions as the backends number them, from 0; only a broker
+        // gone wrong would assign a negative one.
+        let Ok(partition) = u32::try_from(tp.1) else {
+            return Err(ClientError::kafka(
+                kafka_protocol::ResponseError::UnknownTopicOrPartition,
+                format!("partition {}-{} does not exist", tp.0, tp.1),
+            ));
+        };
+        let opened = self.backend.open(&tp.0, partition, self.config.from_time)?;
         let position = match opened.at_time {
             Some(at) => at,
             None => start(self, &tp, &opened),
         };
-        let (topic, partition) = tp;
+        let (topic, _) = tp;
         self.assigned
             .push(Assigned::new(topic, partition, position, opened.end));
         Ok(())
@@ -643,7 +651,7 @@ impl Consumer {
         }
         self.full_round = true;
         let revoked: HashSet<TopicPartition> = revoked.into_iter().collect();
-        self.retain_assigned(|a| !revoked.contains(&(a.topic.clone(), a.partition)));
+        self.retain_assigned(|a| !revoked.contains(&(a.topic.clone(), a.partition as i32)));
         for (tp, committed) in acquired {
             self.assign(tp, |c, tp, opened| {
                 let (lo, hi) = (opened.start, opened.end);

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::offsets::{self, OffsetSpec};
 use super::{Backend, Client, Result};
-pub use crate::assignor::TopicPartition;
+pub use crate::kafka::TopicPartition;
 pub use crate::kafka::groups::{CommittedOffset, GROUP_SUBSCRIBED_TO_TOPIC, GroupState};
 use crate::local::group::GroupDescription as LocalGroup;
 use crate::local::logdir::LOCAL_NODE_ID;
@@ -21,9 +21,6 @@ use crate::remote::{Cluster, GroupInfo};
 const GROUP_ID_NOT_FOUND: i16 = 69;
 /// GROUP_SUBSCRIBED_TO_TOPIC.
 const GROUP_SUBSCRIBED_TO_TOPIC_CODE: i16 = 86;
-
-/// A topic and a partition number as the user wrote it (possibly negative or out of range).
-pub type Tp = (String, i64);
 
 /// What Kafka refused for one group or partition: its error code, and the backend's own text
 /// when it has one (else Kafka's standard text for the code applies).
@@ -93,19 +90,15 @@ pub struct GroupAdmin<'a> {
     /// Partition counts by topic, `None` for a topic that does not exist.
     counts: HashMap<String, Option<u32>>,
     /// The partitions without a leader (a cluster's, whose replicas are all down), by topic.
-    leaderless: HashMap<String, BTreeSet<u32>>,
+    leaderless: HashMap<String, BTreeSet<i32>>,
     /// Log offsets read so far, `None` where the partition has none to show.
-    offsets: HashMap<(Tp, OffsetSpec), Option<i64>>,
+    offsets: HashMap<(TopicPartition, OffsetSpec), Option<i64>>,
 }
 
 /// The backend behind a [`GroupAdmin`].
 enum Admin<'a> {
     Local(&'a LogDir),
     Remote(&'a mut Cluster),
-}
-
-fn to_u32(tp: &crate::remote::Tp) -> Option<TopicPartition> {
-    Some((tp.0.clone(), u32::try_from(tp.1).ok()?))
 }
 
 impl Client {
@@ -185,19 +178,7 @@ impl GroupAdmin<'_> {
                     return Ok(None);
                 };
                 let committed = cluster.committed_offsets(group)?;
-                let offsets = committed
-                    .iter()
-                    .filter_map(|(tp, c)| {
-                        Some((
-                            to_u32(tp)?,
-                            CommittedOffset {
-                                offset: c.offset,
-                                leader_epoch: c.leader_epoch,
-                            },
-                        ))
-                    })
-                    .collect();
-                Ok(Some(from_remote(info, offsets)))
+                Ok(Some(from_remote(info, committed)))
             }
         }
     }
@@ -216,11 +197,11 @@ impl GroupAdmin<'_> {
                     .iter()
                     .find(|t| t.name == topic && t.error_code == 0);
                 if let Some(t) = found {
-                    let without: BTreeSet<u32> = t
+                    let without: BTreeSet<i32> = t
                         .partitions
                         .iter()
                         .filter(|p| p.leader < 0)
-                        .map(|p| p.partition as u32)
+                        .map(|p| p.partition)
                         .collect();
                     self.leaderless.insert(topic.to_string(), without);
                 }
@@ -233,33 +214,32 @@ impl GroupAdmin<'_> {
 
     /// Whether the partition, which exists, has a leader: on a cluster, not when every replica
     /// is down; on the embedded log, always.
-    pub fn has_leader(&mut self, tp: &Tp) -> Result<bool> {
+    pub fn has_leader(&mut self, tp: &TopicPartition) -> Result<bool> {
         self.partitions(&tp.0)?;
         let without = self.leaderless.get(&tp.0);
-        Ok(!u32::try_from(tp.1).is_ok_and(|p| without.is_some_and(|w| w.contains(&p))))
+        Ok(!without.is_some_and(|w| w.contains(&tp.1)))
     }
 
     /// Whether the partition exists.
-    pub fn exists(&mut self, tp: &Tp) -> Result<bool> {
+    pub fn exists(&mut self, tp: &TopicPartition) -> Result<bool> {
         Ok(self
             .partitions(&tp.0)?
-            .is_some_and(|n| tp.1 >= 0 && tp.1 < i64::from(n)))
+            .is_some_and(|n| u32::try_from(tp.1).is_ok_and(|p| p < n)))
     }
 
     /// Reads the offsets for `spec` of many partitions at once into the cache (one
     /// ListOffsets per leader on a cluster).
-    fn load(&mut self, tps: &[Tp], spec: OffsetSpec) -> Result<()> {
+    fn load(&mut self, tps: &[TopicPartition], spec: OffsetSpec) -> Result<()> {
         let mut wanted = Vec::new();
         for tp in tps {
             if self.offsets.contains_key(&(tp.clone(), spec)) {
                 continue;
             }
-            match u32::try_from(tp.1) {
-                Ok(p) if self.exists(tp)? => wanted.push((tp.0.clone(), p)),
+            if self.exists(tp)? {
+                wanted.push(tp.clone());
+            } else {
                 // A partition that does not exist has no offset to show.
-                _ => {
-                    self.offsets.insert((tp.clone(), spec), None);
-                }
+                self.offsets.insert((tp.clone(), spec), None);
             }
         }
         if wanted.is_empty() {
@@ -269,36 +249,35 @@ impl GroupAdmin<'_> {
             Admin::Local(dir) => offsets::local(dir, &wanted, spec),
             Admin::Remote(cluster) => offsets::remote(cluster, &wanted, spec)?,
         };
-        for ((topic, p), answer) in found {
+        for (tp, answer) in found {
             // A partition without a leader has no offset to show either.
-            let tp = (topic, i64::from(p));
             self.offsets.insert((tp, spec), answer.ok().flatten());
         }
         Ok(())
     }
 
     /// Reads the log end offsets of many partitions into the cache.
-    pub fn load_ends(&mut self, tps: &[Tp]) -> Result<()> {
+    pub fn load_ends(&mut self, tps: &[TopicPartition]) -> Result<()> {
         self.load(tps, OffsetSpec::Latest)
     }
 
-    fn offset(&mut self, tp: &Tp, spec: OffsetSpec) -> Result<Option<i64>> {
+    fn offset(&mut self, tp: &TopicPartition, spec: OffsetSpec) -> Result<Option<i64>> {
         self.load(std::slice::from_ref(tp), spec)?;
         Ok(self.offsets.get(&(tp.clone(), spec)).copied().flatten())
     }
 
     /// The log end offset (ListOffsets latest), `None` if unknown.
-    pub fn end(&mut self, tp: &Tp) -> Result<Option<i64>> {
+    pub fn end(&mut self, tp: &TopicPartition) -> Result<Option<i64>> {
         self.offset(tp, OffsetSpec::Latest)
     }
 
     /// The log start offset (ListOffsets earliest), `None` if unknown.
-    pub fn start(&mut self, tp: &Tp) -> Result<Option<i64>> {
+    pub fn start(&mut self, tp: &TopicPartition) -> Result<Option<i64>> {
         self.offset(tp, OffsetSpec::Earliest)
     }
 
     /// The first offset whose timestamp is `>= ts`, `None` if there is none.
-    pub fn offset_for_time(&mut self, tp: &Tp, ts: i64) -> Result<Option<i64>> {
+    pub fn offset_for_time(&mut self, tp: &TopicPartition, ts: i64) -> Result<Option<i64>> {
         self.offset(tp, OffsetSpec::Timestamp(ts.max(0)))
     }
 
@@ -316,15 +295,8 @@ impl GroupAdmin<'_> {
                 Ok(None)
             }
             Admin::Remote(cluster) => {
-                let offsets: BTreeMap<crate::remote::Tp, i64> = offsets
-                    .iter()
-                    .map(|((t, p), o)| ((t.clone(), *p as i32), *o))
-                    .collect();
-                let results = cluster.commit_offsets(group, &offsets)?;
-                Ok(results
-                    .into_iter()
-                    .find(|(_, code)| *code != 0)
-                    .and_then(|(tp, code)| Some((to_u32(&tp)?, code))))
+                let results = cluster.commit_offsets(group, offsets)?;
+                Ok(results.into_iter().find(|(_, code)| *code != 0))
             }
         }
     }
@@ -373,9 +345,7 @@ impl GroupAdmin<'_> {
                 Err(e) => Err(e.into()),
             },
             Admin::Remote(cluster) => {
-                let wire: Vec<crate::remote::Tp> =
-                    tps.iter().map(|(t, p)| (t.clone(), *p as i32)).collect();
-                let (top, partitions) = cluster.delete_offsets(group, &wire)?;
+                let (top, partitions) = cluster.delete_offsets(group, tps)?;
                 // A partition-level code at the top (GROUP_SUBSCRIBED_TO_TOPIC, ...) is
                 // reported per partition, as Kafka's admin client does.
                 if top != 0 && !matches!(top, 3 | 29 | GROUP_SUBSCRIBED_TO_TOPIC_CODE) {
@@ -383,14 +353,14 @@ impl GroupAdmin<'_> {
                 }
                 Ok(OffsetDeletion::Done(
                     partitions
-                        .iter()
-                        .filter_map(|(tp, code)| {
-                            let r = if *code == 0 {
+                        .into_iter()
+                        .map(|(tp, code)| {
+                            let r = if code == 0 {
                                 Ok(())
                             } else {
-                                Err(Refusal::code(*code))
+                                Err(Refusal::code(code))
                             };
-                            Some((to_u32(tp)?, r))
+                            (tp, r)
                         })
                         .collect(),
                 ))
@@ -425,7 +395,6 @@ fn from_local(d: LocalGroup, coordinator: (i32, String)) -> Group {
 }
 
 fn from_remote(g: GroupInfo, offsets: BTreeMap<TopicPartition, CommittedOffset>) -> Group {
-    let tps = |v: &[crate::remote::Tp]| v.iter().filter_map(to_u32).collect::<Vec<_>>();
     let (id, host, port) = &g.coordinator;
     let host = if host.contains(':') {
         format!("[{host}]:{port}")
@@ -447,9 +416,9 @@ fn from_remote(g: GroupInfo, offsets: BTreeMap<TopicPartition, CommittedOffset>)
                 instance_id: m.instance_id.clone(),
                 host: m.host.strip_prefix('/').unwrap_or(&m.host).to_string(),
                 client_id: m.client_id.clone(),
-                assignment: tps(&m.assignment),
+                assignment: m.assignment.clone(),
                 epoch: m.epoch,
-                target: m.target.as_deref().map(tps),
+                target: m.target.clone(),
             })
             .collect(),
         offsets,

@@ -554,7 +554,7 @@ mod tests {
     use super::super::{GroupState, GroupStore};
     use super::*;
 
-    fn tp(t: &str, p: u32) -> TopicPartition {
+    fn tp(t: &str, p: i32) -> TopicPartition {
         (t.to_string(), p)
     }
 
@@ -731,7 +731,7 @@ mod tests {
         assert!(store.list().unwrap().is_empty());
     }
 
-    fn positions_of(list: &[(&str, u32, i64)]) -> BTreeMap<TopicPartition, i64> {
+    fn positions_of(list: &[(&str, i32, i64)]) -> BTreeMap<TopicPartition, i64> {
         list.iter()
             .map(|(t, p, o)| ((t.to_string(), *p), *o))
             .collect()
@@ -793,7 +793,7 @@ mod tests {
         // Each member's range is contiguous, in member-id order.
         let mut ms = [&a, &b, &c];
         ms.sort_by_key(|m| m.member_id().to_string());
-        let order: Vec<u32> = ms
+        let order: Vec<i32> = ms
             .iter()
             .flat_map(|m| m.owned().iter().map(|tp| tp.1))
             .collect();

@@ -64,7 +64,7 @@ pub use member::{Member, MemberConfig};
 pub use store::GroupStore;
 
 /// A topic name and a partition number.
-pub use crate::assignor::TopicPartition;
+pub use crate::kafka::TopicPartition;
 
 /// The assignor name the embedded log reports, as Kafka's `RangeAssignor` does.
 pub const RANGE_PROTOCOL: &str = "range";

@@ -740,7 +740,8 @@ fn parse_offsets(
         if fields.len() != 3 && fields.len() != 4 {
             return Err(bad());
         }
-        let partition: u32 = fields[1].parse().map_err(|_| bad())?;
+        // Kafka's partition numbers: an int, never negative.
+        let partition: i32 = fields[1].parse().ok().filter(|p| *p >= 0).ok_or_else(bad)?;
         let offset: i64 = fields[2].parse().map_err(|_| bad())?;
         let leader_epoch = match fields.get(3) {
             Some(e) => Some(e.parse::<i32>().map_err(|_| bad())?),
@@ -764,7 +765,7 @@ fn parse_offsets(
 mod tests {
     use super::*;
 
-    fn tp(t: &str, p: u32) -> TopicPartition {
+    fn tp(t: &str, p: i32) -> TopicPartition {
         (t.to_string(), p)
     }
 

@@ -358,7 +358,7 @@ impl GroupMember {
             .map(|(member, tps)| {
                 let mut partitions = Partitions::new();
                 for (t, p) in tps {
-                    partitions.entry(t).or_default().insert(p as i32);
+                    partitions.entry(t).or_default().insert(p);
                 }
                 let assignment = ConsumerProtocolAssignment::default().with_assigned_partitions(
                     partitions

@@ -119,7 +119,7 @@ impl ConsumerMember {
         let owned = &self.session.owned;
         let revoked: Vec<TopicPartition> = flatten(owned)
             .into_iter()
-            .filter(|(t, p)| !target.get(t).is_some_and(|ps| ps.contains(&(*p as i32))))
+            .filter(|(t, p)| !target.get(t).is_some_and(|ps| ps.contains(p)))
             .collect();
         let mut acquired = Partitions::new();
         for (t, ps) in &target {

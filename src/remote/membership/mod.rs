@@ -23,7 +23,7 @@ use super::fetch::Fetcher;
 use super::net::connection::ClientConfig;
 use crate::wire::api::Api;
 
-pub use crate::assignor::TopicPartition;
+pub use crate::kafka::TopicPartition;
 /// What a poll changed, and a topic and partition: the same types as on the embedded log.
 pub use crate::kafka::groups::AssignmentChange;
 
@@ -171,7 +171,7 @@ impl Session {
 fn flatten(partitions: &Partitions) -> Vec<TopicPartition> {
     partitions
         .iter()
-        .flat_map(|(t, ps)| ps.iter().map(move |p| (t.clone(), *p as u32)))
+        .flat_map(|(t, ps)| ps.iter().map(move |p| (t.clone(), *p)))
         .collect()
 }
 

@@ -310,7 +310,7 @@ fn missing_group(id: GroupId, version: i16) -> DescribedGroup {
 fn assigned(partitions: &[TopicPartition]) -> Vec<AssignedPartition> {
     let mut by_topic: std::collections::BTreeMap<&str, Vec<i32>> = Default::default();
     for (t, p) in partitions {
-        by_topic.entry(t).or_default().push(*p as i32);
+        by_topic.entry(t).or_default().push(*p);
     }
     by_topic
         .into_iter()

@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 use kafka_protocol::ResponseError;
 
 use crate::assignor;
-use crate::kafka::groups::{GroupState, TopicPartition};
+use crate::kafka::TopicPartition;
+use crate::kafka::groups::GroupState;
 
 /// The assignors served, the first the default (Kafka's `group.consumer.assignors`).
 pub const ASSIGNORS: [&str; 2] = ["uniform", "range"];
@@ -385,7 +386,7 @@ mod tests {
         }
     }
 
-    fn tps(ps: &[u32]) -> BTreeSet<TopicPartition> {
+    fn tps(ps: &[i32]) -> BTreeSet<TopicPartition> {
         ps.iter().map(|&p| ("t".to_string(), p)).collect()
     }
 

@@ -25,7 +25,8 @@ use kafka_protocol::messages::{
 
 use super::Entry;
 use super::consumer::{ASSIGNORS, Beat, Refusal, Reply};
-use crate::kafka::groups::{GroupState, TopicPartition};
+use crate::kafka::TopicPartition;
+use crate::kafka::groups::GroupState;
 use crate::server::broker::Broker;
 use crate::server::dispatch::ClientInfo;
 use crate::server::handlers::{blocking, str_bytes, topic_uuid};
@@ -160,10 +161,7 @@ fn step(
     let owned = request.topic_partitions.as_ref().map(|tps| {
         tps.iter()
             .filter_map(|t| Some((topics.names.get(&t.topic_id)?, &t.partitions)))
-            .flat_map(|(name, ps)| {
-                ps.iter()
-                    .filter_map(|&p| Some((name.clone(), u32::try_from(p).ok()?)))
-            })
+            .flat_map(|(name, ps)| ps.iter().filter(|&&p| p >= 0).map(|&p| (name.clone(), p)))
             .collect::<BTreeSet<TopicPartition>>()
     });
     let beat = Beat {
@@ -229,7 +227,7 @@ fn assignment(
 fn group_by_topic(partitions: &BTreeSet<TopicPartition>) -> BTreeMap<&str, Vec<i32>> {
     let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
     for (t, p) in partitions {
-        by_topic.entry(t).or_default().push(*p as i32);
+        by_topic.entry(t).or_default().push(*p);
     }
     by_topic
 }

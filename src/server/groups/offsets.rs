@@ -132,7 +132,7 @@ pub async fn commit(
 fn known_partitions(
     broker: &Broker,
     asked: Vec<(String, i32, i64)>,
-) -> (BTreeMap<TopicPartition, i64>, HashMap<(String, i32), i16>) {
+) -> (BTreeMap<TopicPartition, i64>, HashMap<TopicPartition, i16>) {
     let mut partitions: HashMap<String, Result<Option<u32>, i16>> = HashMap::new();
     let mut known = BTreeMap::new();
     let mut refused = HashMap::new();
@@ -148,16 +148,16 @@ fn known_partitions(
                     error_code(&e)
                 })
         });
-        let partition = count.map(|n| {
+        let exists = count.map(|n| {
             u32::try_from(index)
                 .ok()
-                .filter(|&p| n.is_some_and(|n| p < n))
+                .is_some_and(|p| n.is_some_and(|n| p < n))
         });
-        match partition {
-            Ok(Some(p)) => {
-                known.insert((topic, p), offset);
+        match exists {
+            Ok(true) => {
+                known.insert((topic, index), offset);
             }
-            Ok(None) => {
+            Ok(false) => {
                 refused.insert(
                     (topic, index),
                     ResponseError::UnknownTopicOrPartition.code(),
@@ -228,7 +228,7 @@ fn lookup(committed: &BTreeMap<TopicPartition, CommittedOffset>, wanted: Wanted)
     let wanted = wanted.unwrap_or_else(|| {
         let mut all: BTreeMap<String, Vec<i32>> = BTreeMap::new();
         for (t, p) in committed.keys() {
-            all.entry(t.clone()).or_default().push(*p as i32);
+            all.entry(t.clone()).or_default().push(*p);
         }
         all.into_iter().collect()
     });
@@ -238,9 +238,7 @@ fn lookup(committed: &BTreeMap<TopicPartition, CommittedOffset>, wanted: Wanted)
             let found = partitions
                 .into_iter()
                 .map(|p| {
-                    let c = u32::try_from(p)
-                        .ok()
-                        .and_then(|i| committed.get(&(topic.clone(), i)));
+                    let c = committed.get(&(topic.clone(), p));
                     let epoch = c.and_then(|c| c.leader_epoch).unwrap_or(-1);
                     (p, c.map_or(-1, |c| c.offset), epoch)
                 })
@@ -364,7 +362,8 @@ pub fn assigned_partitions(assignment: &[u8]) -> Vec<TopicPartition> {
             let topic = t.topic.to_string();
             t.partitions
                 .into_iter()
-                .filter_map(move |p| Some((topic.clone(), u32::try_from(p).ok()?)))
+                .filter(|&p| p >= 0)
+                .map(move |p| (topic.clone(), p))
         })
         .collect()
 }
@@ -392,9 +391,10 @@ pub async fn delete(
         .topics
         .iter()
         .flat_map(|t| {
-            t.partitions.iter().filter_map(|p| {
-                Some((t.name.0.to_string(), u32::try_from(p.partition_index).ok()?))
-            })
+            t.partitions
+                .iter()
+                .filter(|p| p.partition_index >= 0)
+                .map(|p| (t.name.0.to_string(), p.partition_index))
         })
         .collect();
     let (mine, theirs): (Vec<_>, Vec<_>) =
@@ -434,10 +434,8 @@ pub async fn delete(
                 .partitions
                 .iter()
                 .map(|p| {
-                    let key = (
-                        t.name.0.to_string(),
-                        u32::try_from(p.partition_index).unwrap_or(0),
-                    );
+                    // A negative index was never asked: UNKNOWN_TOPIC_OR_PARTITION, as Kafka.
+                    let key = (t.name.0.to_string(), p.partition_index);
                     let code = codes
                         .get(&key)
                         .copied()

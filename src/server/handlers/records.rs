@@ -11,6 +11,7 @@ use kafka_protocol::messages::delete_records_response::{
 use kafka_protocol::messages::{DeleteRecordsRequest, DeleteRecordsResponse, TopicName};
 
 use super::{blocking, error_code, str_bytes};
+use crate::kafka::TopicPartition;
 use crate::local::records::delete_records;
 use crate::server::broker::Broker;
 
@@ -21,7 +22,7 @@ pub async fn handle(
 ) -> Option<DeleteRecordsResponse> {
     let b = Arc::clone(broker);
     let topics = blocking(move || {
-        let offsets: BTreeMap<(String, i32), i64> = request
+        let offsets: BTreeMap<TopicPartition, i64> = request
             .topics
             .iter()
             .flat_map(|t| {
