@@ -971,10 +971,13 @@ mod tests {
         let t = sub(&[("t", 10), ("u", 3)]);
         let barrier = Arc::new(Barrier::new(3));
         let rejoined = Arc::new(AtomicBool::new(false));
+        // What each member owned after its latest poll: a member learns of an assignment only
+        // when it polls, so the group being stable does not yet mean every member took its share.
+        let owned_now: Arc<[AtomicUsize; 3]> = Arc::new(Default::default());
         let mut handles = Vec::new();
         for i in 0..3u64 {
             let (root, stop, t, barrier) = (root.clone(), stop.clone(), t.clone(), barrier.clone());
-            let rejoined = rejoined.clone();
+            let (rejoined, owned_now) = (rejoined.clone(), owned_now.clone());
             handles.push(std::thread::spawn(move || {
                 barrier.wait();
                 std::thread::sleep(Duration::from_millis(30 * i));
@@ -986,6 +989,7 @@ mod tests {
                 while !stop.load(Ordering::Relaxed) {
                     let pos = positions(&m, 1000 * (i as i64 + 1));
                     m.poll(&t, &pos).unwrap();
+                    owned_now[i as usize].store(m.owned().len(), Ordering::Relaxed);
                     polls += 1;
                     if polls % 10 == 0 {
                         m.commit(&pos).unwrap();
@@ -994,6 +998,7 @@ mod tests {
                     if i == 0 && polls == 60 {
                         m.leave(&pos).unwrap();
                         m = store.join("g/x y ü", "client-0", steady()).unwrap();
+                        owned_now[0].store(m.owned().len(), Ordering::Relaxed);
                         rejoined.store(true, Ordering::Relaxed);
                     }
                     std::thread::sleep(Duration::from_millis(3));
@@ -1002,18 +1007,17 @@ mod tests {
             }));
         }
         // Meanwhile, every consistent snapshot shows each partition owned at most once; it reads
-        // until the group was seen stable with all three after the first member's rejoin.
+        // until, after the first member's rejoin, a snapshot shows the group stable with all
+        // three and each member has polled the share that snapshot gives it (a member learns
+        // of its assignment only when it polls).
         let store = GroupStore::new(&root);
         let start = Instant::now();
         let mut stable_seen = 0;
         loop {
             let after_rejoin = rejoined.load(Ordering::Relaxed);
-            if after_rejoin && stable_seen > 0 {
-                break;
-            }
             assert!(
                 start.elapsed() < DEADLINE,
-                "rejoined: {after_rejoin}, stable snapshots: {stable_seen}"
+                "rejoined: {after_rejoin}, stable snapshots: {stable_seen}, owned by the members: {owned_now:?}"
             );
             if let Some(d) = store.describe("g/x y ü").unwrap() {
                 let mut seen = BTreeSet::new();
@@ -1024,8 +1028,15 @@ mod tests {
                 }
                 if d.state == GroupState::Stable && d.members.len() == 3 {
                     assert_eq!(seen.len(), 13);
+                    let polled = d.members.iter().all(|m| {
+                        let i: usize = m.client_id["client-".len()..].parse().unwrap();
+                        owned_now[i].load(Ordering::Relaxed) == m.assignment.len()
+                    });
                     if after_rejoin {
                         stable_seen += 1;
+                        if polled {
+                            break;
+                        }
                     }
                 }
             }
