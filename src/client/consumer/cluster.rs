@@ -112,9 +112,7 @@ impl ConsumerBackend for ClusterConsumer {
             .filter(|a| !a.past_until)
             .map(|a| ((a.topic.clone(), a.partition as i32), a.position))
             .collect();
-        // The last round's leftovers (a caller that stopped early) go before the new answers
-        // arrive, not after.
-        self.fetched.clear();
+        // Replaces the last round's leftovers (a caller that stopped early).
         self.fetched = self.client.fetch(&positions)?;
         order.clear();
         order.extend(0..assigned.len());
