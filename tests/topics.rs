@@ -451,6 +451,48 @@ fn admin_commands_apply_retention() {
     assert_eq!(out, "Offset:2\tnew\n", "offsets continue after retention");
 }
 
+/// A describe is a query: it does not wait for (or warn about) a writer that holds a
+/// partition, which applies retention itself after its appends.
+#[test]
+fn describe_does_not_wait_for_a_writer() {
+    use kafkit::local::lock::{FileLock, LockMode};
+    let k = Kafkit::new();
+    k.ok(
+        T,
+        &[
+            "--create",
+            "--topic",
+            "busy",
+            "--config",
+            "retention.ms=500",
+        ],
+        None,
+    );
+    k.ok(
+        "kafka-console-producer",
+        &["--topic", "busy"],
+        Some(b"a\nb\n"),
+    );
+    let partition = k.path("busy-0");
+    let held = FileLock::acquire(&partition.join(".lock"), LockMode::Exclusive).unwrap();
+    let started = std::time::Instant::now();
+    let out = k.run(T, &["--describe", "--topic", "busy"], None);
+    let waited = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.is_empty(),
+        "no warning while a writer holds the partition: {stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Topic: busy"));
+    // The lock timeout is 30 s: a describe that waited for it took at least that long.
+    assert!(
+        waited.as_secs() < 25,
+        "the describe waited {waited:?} for the writer"
+    );
+    drop(held);
+}
+
 #[test]
 fn output_json_and_table() {
     let k = Kafkit::new();

@@ -38,7 +38,7 @@ pub fn describe_topics(dir: &LogDir, names: &[String]) -> Result<Vec<TopicDescri
         .iter()
         .map(|name| {
             let meta = existing(dir, name)?;
-            apply_retention_or_warn(dir, &meta);
+            apply_retention_or_warn(dir, &meta, false);
             Ok(description(&meta))
         })
         .collect()
@@ -193,15 +193,15 @@ pub(super) fn alter_topic_config(dir: &LogDir, alteration: &TopicConfigChanges) 
         Err(e) => return Err(e),
     };
     // A shorter retention takes effect now, as the broker's log cleaner would soon.
-    apply_retention_or_warn(dir, &meta);
+    apply_retention_or_warn(dir, &meta, true);
     Ok(())
 }
 
 /// Applies the topic's retention now, as a broker's log cleaner would soon: a warning where it
 /// cannot (a damaged partition), since the command's own change is done and stays. A
-/// read-only log dir is left as it is, silently.
-fn apply_retention_or_warn(dir: &LogDir, meta: &TopicMeta) {
-    match dir.apply_retention(meta) {
+/// read-only log dir is left as it is, silently. A query does not wait for writers.
+fn apply_retention_or_warn(dir: &LogDir, meta: &TopicMeta, wait_for_writers: bool) {
+    match dir.apply_retention(meta, wait_for_writers) {
         Err(e) if e.is_read_only() => {}
         Err(e) => super::warnings::push(format!(
             "retention was not applied to topic '{}': {e}",

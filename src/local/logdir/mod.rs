@@ -523,15 +523,20 @@ impl LogDir {
     /// Applies the topic's `retention.ms` and `retention.bytes` to every partition now. Admin
     /// commands call this, so retention happens even when nobody writes (there is no daemon).
     /// A partition that fails (damaged, say) does not keep the others from being trimmed; the
-    /// first failure is returned after all were tried.
-    pub fn apply_retention(&self, meta: &TopicMeta) -> Result<()> {
+    /// first failure is returned after all were tried. A query (`wait_for_writers` false)
+    /// skips a partition that a writer holds right now: that writer applies retention itself.
+    pub fn apply_retention(&self, meta: &TopicMeta, wait_for_writers: bool) -> Result<()> {
         let config = meta.partition_config();
         let _lock = self.lock(LockMode::Shared)?;
         let mut first_failure = None;
         for p in 0..meta.partitions {
-            let applied = self
-                .partition(&meta.name, p)
-                .and_then(|log| log.apply_retention(&config));
+            let applied = self.partition(&meta.name, p).and_then(|log| {
+                if wait_for_writers {
+                    log.apply_retention(&config)
+                } else {
+                    log.apply_retention_if_idle(&config)
+                }
+            });
             if let Err(e) = applied {
                 first_failure.get_or_insert(e);
             }

@@ -346,7 +346,11 @@ impl PartitionLog {
     }
 
     fn lock(&self, mode: LockMode) -> Result<FileLock> {
-        FileLock::acquire(&self.dir.join(LOCK_FILE), mode)
+        FileLock::acquire(&self.lock_path(), mode)
+    }
+
+    fn lock_path(&self) -> PathBuf {
+        self.dir.join(LOCK_FILE)
     }
 
     fn segment_bases(&self) -> Result<Vec<i64>> {

@@ -10,15 +10,26 @@ use super::{
 };
 use crate::local::error::{IoContext, LocalError, Result};
 use crate::local::index::{TIME_ENTRY_SIZE, read_time_entry};
-use crate::local::lock::LockMode;
+use crate::local::lock::{FileLock, LockMode};
 use crate::local::segment::{
     LOG_SUFFIX, TIMEINDEX_SUFFIX, remove_segment_files, segment_path, sync_dir,
 };
 
 impl PartitionLog {
     /// Applies `retention.ms` and `retention.bytes` now, under the exclusive lock (recovering the
-    /// tail first, as any writer does).
+    /// tail first, as any writer does), waiting for a writer that holds it.
     pub fn apply_retention(&self, config: &PartitionConfig) -> Result<()> {
+        self.retention_under_lock(config, true)
+    }
+
+    /// [`PartitionLog::apply_retention`] for a query (describe): if a writer holds the
+    /// partition right now, nothing is done and nothing waited for, since that writer applies
+    /// retention itself after its appends.
+    pub fn apply_retention_if_idle(&self, config: &PartitionConfig) -> Result<()> {
+        self.retention_under_lock(config, false)
+    }
+
+    fn retention_under_lock(&self, config: &PartitionConfig, wait: bool) -> Result<()> {
         config.validate()?;
         // An empty partition holds nothing to remove: a query that applies retention
         // (describe, get-offsets) writes nothing to it, not even the lock file or the indexes a
@@ -29,7 +40,14 @@ impl PartitionLog {
         {
             return Ok(());
         }
-        let _lock = self.lock(LockMode::Exclusive)?;
+        let _lock = if wait {
+            self.lock(LockMode::Exclusive)?
+        } else {
+            match FileLock::try_acquire(&self.lock_path(), LockMode::Exclusive)? {
+                Some(lock) => lock,
+                None => return Ok(()),
+            }
+        };
         let bases = self.segment_bases()?;
         let mut active = Active::recover(&self.dir, bases[bases.len() - 1], config)?;
         self.retention_locked(config, &mut active)
