@@ -1,7 +1,10 @@
 //! The server's log lines on stderr, in Kafka's layout (`[time] LEVEL message (logger)`), with
-//! `--quiet` (warnings and errors only) and `--verbose` (every request) levels.
+//! `--quiet` (warnings and errors only) and `--verbose` (every request) levels. A server run
+//! in-process (tests, an application) can take the lines itself instead.
 
+use std::fmt;
 use std::io::Write;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 /// How much the server says.
@@ -24,15 +27,36 @@ impl Level {
     }
 }
 
-/// Writes log lines at or above a level to stderr.
-#[derive(Clone, Copy, Debug)]
+/// Where the lines go when not to stderr: each line, without its line break.
+type Sink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Writes log lines at or above a level to stderr (or to a sink).
+#[derive(Clone)]
 pub struct Logger {
     min: Level,
+    sink: Option<Sink>,
+}
+
+impl fmt::Debug for Logger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Logger")
+            .field("min", &self.min)
+            .field("to_stderr", &self.sink.is_none())
+            .finish()
+    }
 }
 
 impl Logger {
     pub fn new(min: Level) -> Logger {
-        Logger { min }
+        Logger { min, sink: None }
+    }
+
+    /// Hands each line at or above `min` to `sink` instead of writing it to stderr.
+    pub fn to(min: Level, sink: impl Fn(&str) + Send + Sync + 'static) -> Logger {
+        Logger {
+            min,
+            sink: Some(Arc::new(sink)),
+        }
     }
 
     pub fn enabled(&self, level: Level) -> bool {
@@ -45,7 +69,7 @@ impl Logger {
 
     /// The ready line: an INFO line written whatever the level.
     pub fn ready(&self, msg: &str) {
-        Logger { min: Level::Debug }.write(Level::Info, msg);
+        self.emit(Level::Info, msg);
     }
 
     pub fn info(&self, msg: &str) {
@@ -61,17 +85,27 @@ impl Logger {
     }
 
     fn write(&self, level: Level, msg: &str) {
-        if !self.enabled(level) {
-            return;
+        if self.enabled(level) {
+            self.emit(level, msg);
         }
+    }
+
+    fn emit(&self, level: Level, msg: &str) {
         let line = format!(
-            "[{}] {} [KafkaServer id=kafkit] {msg} (kafkit.server)\n",
+            "[{}] {} [KafkaServer id=kafkit] {msg} (kafkit.server)",
             timestamp(SystemTime::now()),
             level.name()
         );
-        // One write per line, so that lines from many threads never interleave; a closed
-        // stderr is not a reason to stop serving.
-        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        match &self.sink {
+            Some(sink) => sink(&line),
+            // One write per line, so that lines from many threads never interleave; a closed
+            // stderr is not a reason to stop serving.
+            None => {
+                let _ = std::io::stderr()
+                    .lock()
+                    .write_all(format!("{line}\n").as_bytes());
+            }
+        }
     }
 }
 

@@ -24,6 +24,7 @@ pub(crate) mod handlers;
 pub mod log;
 mod sequences;
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -54,34 +55,71 @@ pub struct StartError(pub String);
 /// Serves `log_dir` until SIGINT or SIGTERM; returns the signal's number once in-flight
 /// requests are answered.
 pub fn run(config: ServerConfig, log_dir: &Path, logger: Logger) -> Result<i32, StartError> {
-    let unusable = |e: crate::local::LocalError| {
-        StartError(format!(
-            "cannot use log directory {}: {e}",
-            log_dir.display()
-        ))
-    };
     // Checked (not created) first, so that a refusal for any reason leaves nothing behind.
-    let dir = LogDir::open(log_dir).map_err(unusable)?;
+    LogDir::open(log_dir).map_err(|e| unusable(log_dir, e))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| StartError(format!("cannot start the server's threads: {e}")))?;
     runtime.block_on(async {
+        let signal = signals()?;
         let listener = bind(&config).await?;
-        // Creates the directory (and its format marker) when it is new.
-        drop(dir.lock(LockMode::Shared).map_err(unusable)?);
-        let lock_path = log_dir.join(SERVER_LOCK);
-        let _lock = match FileLock::try_acquire(&lock_path, LockMode::Exclusive) {
-            Ok(Some(lock)) => lock,
-            Ok(None) => {
-                return Err(StartError(format!(
-                    "another kafka-server-start is serving {}; stop it first or choose another --log-dir",
-                    log_dir.display()
-                )));
-            }
-            Err(e) => return Err(StartError(format!("cannot lock {}: {e}", lock_path.display()))),
-        };
-        serve(listener, dir, config, logger).await
+        serve(listener, log_dir, config, logger, signal).await
+    })
+}
+
+/// Serves `log_dir` on `listener` until `shutdown` completes, then lets the requests in flight
+/// finish (for up to 30 s) and returns what `shutdown` gave. [`run`] does this until a signal;
+/// a test or an application can run it as a task. The directory is created when it is new;
+/// a directory another server is serving is refused.
+pub async fn serve(
+    listener: TcpListener,
+    log_dir: &Path,
+    config: ServerConfig,
+    logger: Logger,
+    shutdown: impl Future<Output = i32>,
+) -> Result<i32, StartError> {
+    let dir = LogDir::open(log_dir).map_err(|e| unusable(log_dir, e))?;
+    // Creates the directory (and its format marker) when it is new.
+    drop(
+        dir.lock(LockMode::Shared)
+            .map_err(|e| unusable(log_dir, e))?,
+    );
+    let lock_path = log_dir.join(SERVER_LOCK);
+    let _lock = match FileLock::try_acquire(&lock_path, LockMode::Exclusive) {
+        Ok(Some(lock)) => lock,
+        Ok(None) => {
+            return Err(StartError(format!(
+                "another kafka-server-start is serving {}; stop it first or choose another --log-dir",
+                log_dir.display()
+            )));
+        }
+        Err(e) => {
+            return Err(StartError(format!(
+                "cannot lock {}: {e}",
+                lock_path.display()
+            )));
+        }
+    };
+    accept_until(listener, dir, config, logger, shutdown).await
+}
+
+fn unusable(log_dir: &Path, e: crate::local::LocalError) -> StartError {
+    StartError(format!(
+        "cannot use log directory {}: {e}",
+        log_dir.display()
+    ))
+}
+
+/// SIGINT or SIGTERM, as the signal's number.
+fn signals() -> Result<impl Future<Output = i32>, StartError> {
+    let mut interrupt = signal(SignalKind::interrupt()).map_err(|e| StartError(e.to_string()))?;
+    let mut terminate = signal(SignalKind::terminate()).map_err(|e| StartError(e.to_string()))?;
+    Ok(async move {
+        tokio::select! {
+            Some(()) = interrupt.recv() => 2,
+            Some(()) = terminate.recv() => 15,
+        }
     })
 }
 
@@ -103,19 +141,18 @@ async fn bind(config: &ServerConfig) -> Result<TcpListener, StartError> {
     })
 }
 
-/// Accepts connections until SIGINT or SIGTERM, then lets them finish.
-async fn serve(
+/// Accepts connections until `shutdown` completes, then lets them finish.
+async fn accept_until(
     listener: TcpListener,
     dir: LogDir,
     config: ServerConfig,
     logger: Logger,
+    shutdown: impl Future<Output = i32>,
 ) -> Result<i32, StartError> {
     let bound = listener
         .local_addr()
         .map_err(|e| StartError(format!("cannot read the listening address: {e}")))?;
     let advertised = advertised_address(&config, bound);
-    let mut interrupt = signal(SignalKind::interrupt()).map_err(|e| StartError(e.to_string()))?;
-    let mut terminate = signal(SignalKind::terminate()).map_err(|e| StartError(e.to_string()))?;
     let broker = Arc::new(Broker::new(dir, config, advertised.clone(), logger));
     // Printed even with --quiet: scripts wait for it.
     broker.log.ready(&format!(
@@ -128,7 +165,8 @@ async fn serve(
     let maintenance = tokio::spawn(groups::maintain(Arc::clone(&broker)));
     let (stop, stopping) = watch::channel(false);
     let mut connections = JoinSet::new();
-    let signal = loop {
+    tokio::pin!(shutdown);
+    let code = loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
@@ -140,8 +178,7 @@ async fn serve(
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
             },
-            Some(()) = interrupt.recv() => break 2,
-            Some(()) = terminate.recv() => break 15,
+            code = &mut shutdown => break code,
             // Reap finished connections so the set does not grow.
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
@@ -164,7 +201,7 @@ async fn serve(
     broker
         .log
         .info("Shut down: every acknowledged record is on disk");
-    Ok(signal)
+    Ok(code)
 }
 
 /// `host:port`, with an IPv6 address in brackets.

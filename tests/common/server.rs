@@ -1,34 +1,122 @@
 //! `kafka-server-start` for the tests: a server on a free port over a fresh (or given) log
-//! directory, its stderr collected, killed when dropped.
+//! directory, its log lines collected, stopped when dropped. It runs in this process
+//! ([`Server::start`], `kafkit::server::serve` on its own runtime) unless the test needs a
+//! process: signals, kill -9, its memory ([`Server::process`]).
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use kafkit::server::{Level, Logger, ServerConfig};
 
 use super::DefaultSignals;
 
 /// A running server.
 pub struct Server {
-    pub child: Child,
+    runner: Runner,
     /// `127.0.0.1:PORT`.
     pub bootstrap: String,
     pub log_dir: PathBuf,
-    /// Every stderr line so far.
+    /// Every log line so far.
     pub log: Arc<Mutex<Vec<String>>>,
 }
 
+enum Runner {
+    Process(Child),
+    /// Serving on its own runtime in a thread, until `stop` is sent or dropped.
+    InProcess {
+        stop: Option<tokio::sync::oneshot::Sender<()>>,
+        thread: Option<JoinHandle<()>>,
+    },
+}
+
 impl Server {
-    /// Starts a server over `log_dir` on a free port with extra `--override`s; waits for its
-    /// ready line (panics with its stderr if it does not come within 20 s).
+    /// Starts a server in this process over `log_dir` on a free port with these properties
+    /// (`key=value`, as `--override` takes them); waits until it serves.
     pub fn start(log_dir: &Path, overrides: &[&str]) -> Server {
         Self::start_on(log_dir, "127.0.0.1:0", overrides)
     }
 
     /// [`Server::start`] on a given `host:port` (a restart on the same port).
     pub fn start_on(log_dir: &Path, address: &str, overrides: &[&str]) -> Server {
+        let mut props = BTreeMap::new();
+        props.insert("listeners".to_string(), format!("PLAINTEXT://{address}"));
+        for o in overrides {
+            let (k, v) = o.split_once('=').expect("overrides are key=value");
+            props.insert(k.trim().to_string(), v.trim().to_string());
+        }
+        let config = ServerConfig::from_properties(&props)
+            .unwrap_or_else(|e| panic!("the test's server properties are refused: {e}"));
+        let listener = std::net::TcpListener::bind(address)
+            .unwrap_or_else(|e| panic!("cannot listen on {address}: {e}"));
+        listener.set_nonblocking(true).unwrap();
+        let bootstrap = listener.local_addr().unwrap().to_string();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let lines = Arc::clone(&log);
+        let logger = Logger::to(Level::Info, move |line| {
+            lines.lock().unwrap().push(line.to_string())
+        });
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (failed, failure) = mpsc::channel::<String>();
+        let dir = log_dir.to_path_buf();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("a runtime for the server");
+            runtime.block_on(async {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                let never = std::future::pending::<i32>();
+                tokio::select! {
+                    outcome = kafkit::server::serve(listener, &dir, config, logger, never) => {
+                        if let Err(e) = outcome {
+                            let _ = failed.send(e.to_string());
+                        }
+                    }
+                    // Stopped (or the Server dropped): as a killed process, nothing is drained.
+                    _ = stopped => {}
+                }
+            });
+            runtime.shutdown_timeout(Duration::from_millis(100));
+        });
+        let server = Server {
+            runner: Runner::InProcess {
+                stop: Some(stop),
+                thread: Some(thread),
+            },
+            bootstrap,
+            log_dir: log_dir.to_path_buf(),
+            log,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !server.stderr().contains("Kafka Server started") {
+            if let Ok(why) = failure.try_recv() {
+                panic!("the server did not start: {why}");
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no ready line: {}",
+                server.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        server
+    }
+
+    /// Starts `kafka-server-start` as a process over `log_dir` on a free port with extra
+    /// `--override`s; waits for its ready line (panics with its stderr if it does not come).
+    pub fn process(log_dir: &Path, overrides: &[&str]) -> Server {
+        Self::process_on(log_dir, "127.0.0.1:0", overrides)
+    }
+
+    /// [`Server::process`] on a given `host:port` (a restart on the same port).
+    pub fn process_on(log_dir: &Path, address: &str, overrides: &[&str]) -> Server {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_kafka-server-start"));
         cmd.default_signals()
             .arg("--log-dir")
@@ -79,29 +167,60 @@ impl Server {
             );
         };
         Server {
-            child,
+            runner: Runner::Process(child),
             bootstrap: bound,
             log_dir: log_dir.to_path_buf(),
             log,
         }
     }
 
-    /// The stderr lines so far, joined.
+    /// The log lines so far, joined.
     pub fn stderr(&self) -> String {
         self.log.lock().unwrap().join("\n")
     }
 
+    /// The server's process (a server started with [`Server::process`]).
+    pub fn child(&mut self) -> &mut Child {
+        match &mut self.runner {
+            Runner::Process(child) => child,
+            Runner::InProcess { .. } => {
+                panic!("this server runs in-process: start it with Server::process")
+            }
+        }
+    }
+
+    /// The server's process id (a server started with [`Server::process`]).
+    pub fn pid(&self) -> u32 {
+        match &self.runner {
+            Runner::Process(child) => child.id(),
+            Runner::InProcess { .. } => {
+                panic!("this server runs in-process: start it with Server::process")
+            }
+        }
+    }
+
     /// Sends a signal and waits for the exit code.
     pub fn stop_with(&mut self, sig: &str) -> Option<i32> {
-        super::signal(&self.child, sig);
-        self.child.wait().expect("the server exits").code()
+        let child = self.child();
+        super::signal(child, sig);
+        child.wait().expect("the server exits").code()
     }
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        match &mut self.runner {
+            Runner::Process(child) => {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            Runner::InProcess { stop, thread } => {
+                drop(stop.take());
+                if let Some(thread) = thread.take() {
+                    let _ = thread.join();
+                }
+            }
+        }
     }
 }
 

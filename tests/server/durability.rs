@@ -7,7 +7,7 @@ use crate::common::{DAMAGED_OFFSET, Kafkit, Segment, sorted, wait_for};
 #[test]
 fn kill_9_after_acknowledged_produce_loses_nothing() {
     let k = Kafkit::new();
-    let mut server = Server::start(k.log_dir(), &[]);
+    let mut server = Server::process(k.log_dir(), &[]);
     let b = server.bootstrap.clone();
     let input: String = (0..20_000).map(|i| format!("record-{i}\n")).collect();
     // Our producer exits 0 only when every record was acknowledged (acks=all).
@@ -23,12 +23,12 @@ fn kill_9_after_acknowledged_produce_loses_nothing() {
         ],
         Some(input.as_bytes()),
     );
-    server.child.kill().unwrap();
-    server.child.wait().unwrap();
+    server.child().kill().unwrap();
+    server.child().wait().unwrap();
     // What the directory holds after the kill, read directly.
     assert_eq!(sorted(&k.consume("durable", 20_000, &[])), sorted(&input));
     // And through a new server on the same directory.
-    let server = Server::start(k.log_dir(), &[]);
+    let server = Server::process(k.log_dir(), &[]);
     let out = k.ok(
         "kafka-console-consumer",
         &[
@@ -58,7 +58,7 @@ fn batches_sent_again_after_a_kill_are_written_once() {
     let address = format!("127.0.0.1:{}", closed_port());
     let proxy = Proxy::start(&address);
     let advertised = format!("advertised.listeners=PLAINTEXT://{}", proxy.addr);
-    let mut server = Server::start_on(k.log_dir(), &address, &[&advertised]);
+    let mut server = Server::process_on(k.log_dir(), &address, &[&advertised]);
     k.ok("kafka-topics", &["--create", "--topic", "again"], None);
     let mut producer = idempotent(&proxy.addr, "again");
     for n in 0..3 {
@@ -74,10 +74,10 @@ fn batches_sent_again_after_a_kill_are_written_once() {
     wait_for("the 5 unanswered batches written", || {
         end() == "again:0:8\n"
     });
-    server.child.kill().unwrap();
-    server.child.wait().unwrap();
+    server.child().kill().unwrap();
+    server.child().wait().unwrap();
     proxy.drop_answers(false);
-    let _server = Server::start_on(k.log_dir(), &address, &[&advertised]);
+    let _server = Server::process_on(k.log_dir(), &address, &[&advertised]);
     producer
         .flush()
         .expect("the batches sent again are answered as duplicates");

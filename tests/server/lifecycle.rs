@@ -15,12 +15,12 @@ fn server_start(args: &[&str]) -> std::process::Output {
 #[test]
 fn ready_line_then_sigterm_exits_143_and_sigint_130() {
     let dir = tempfile::tempdir().unwrap();
-    let mut server = Server::start(dir.path(), &[]);
+    let mut server = Server::process(dir.path(), &[]);
     assert!(server.stderr().contains("INFO"), "{}", server.stderr());
     assert!(server.bootstrap.starts_with("127.0.0.1:"));
     assert_eq!(server.stop_with("-TERM"), Some(143), "{}", server.stderr());
     assert!(server.stderr().contains("Shut down"), "{}", server.stderr());
-    let mut server = Server::start(dir.path(), &[]);
+    let mut server = Server::process(dir.path(), &[]);
     assert_eq!(server.stop_with("-INT"), Some(130));
 }
 
@@ -28,7 +28,7 @@ fn ready_line_then_sigterm_exits_143_and_sigint_130() {
 fn refusals_are_one_line_and_nonzero() {
     let dir = tempfile::tempdir().unwrap();
     let log_dir = dir.path().join("log");
-    let server = Server::start(&log_dir, &[]);
+    let server = Server::process(&log_dir, &[]);
     let other = tempfile::tempdir().unwrap();
     let other_dir = other.path().join("log");
     let listener = format!("listeners=PLAINTEXT://{}", server.bootstrap);
@@ -191,7 +191,7 @@ fn deleted_files_held(pid: u32, dir: &std::path::Path) -> Vec<String> {
 #[test]
 fn deleted_topics_files_are_closed_whoever_deletes_them() {
     let k = Kafkit::new();
-    let server = Server::start(k.log_dir(), &[]);
+    let server = Server::process(k.log_dir(), &[]);
     let b = server.bootstrap.as_str();
     for topic in ["by-server", "by-tool"] {
         let produce = ["--bootstrap-server", b, "--topic", topic];
@@ -201,7 +201,7 @@ fn deleted_topics_files_are_closed_whoever_deletes_them() {
             Some(b"one\ntwo\n".as_slice()),
         );
     }
-    let pid = server.child.id();
+    let pid = server.pid();
     let held = files_held(pid, k.log_dir());
     for topic in ["by-server-0", "by-tool-0"] {
         assert!(
@@ -232,7 +232,7 @@ fn deleted_topics_files_are_closed_whoever_deletes_them() {
 #[test]
 fn an_override_it_does_not_read_is_warned_about() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), &["listener=PLAINTEXT://127.0.0.1:1"]);
+    let server = Server::process(dir.path(), &["listener=PLAINTEXT://127.0.0.1:1"]);
     assert!(
         server
             .stderr()

@@ -1,5 +1,6 @@
 //! `kafka-server-start` as a user runs it: started on a free port over a temporary log
-//! directory, then used by clients that are not ours (kcat, the Java tools from the Kafka
+//! directory (in this process through `kafkit::server::serve`, or as a process where the test
+//! needs one: signals, kill -9, its memory and open files), then used by clients that are not ours (kcat, the Java tools from the Kafka
 //! 4.3.1 jars) and by our own tools, over the network and through `--log-dir` at once.
 //!
 //! - `lifecycle`: the ready line, refusals (port in use, second server, bad property), signals.
@@ -27,3 +28,8 @@ mod lifecycle;
 mod perf;
 mod raw_requests;
 mod same_answers;
+
+// The servers of these tests mostly run in this process: with the allocator the
+// kafka-server-start binary has, so that hostile requests meet the same server.
+#[global_allocator]
+static ALLOCATOR: kafkit::server::alloc::ReserveHuge = kafkit::server::alloc::ReserveHuge;

@@ -394,7 +394,7 @@ fn clients_that_never_read_their_fetches_hold_bounded_memory() {
     let record = "x".repeat(999);
     let input: String = (0..40_000).map(|_| format!("{record}\n")).collect();
     k.produce("big", &[], input.as_bytes());
-    let server = Server::start(k.log_dir(), &[]);
+    let server = Server::process(k.log_dir(), &[]);
     let fetch = request_frame(
         ApiKey::Fetch,
         FETCH_VERSION,
@@ -422,7 +422,7 @@ fn clients_that_never_read_their_fetches_hold_bounded_memory() {
     }
     // The server reads what the budget allows, writes until the clients' buffers are full,
     // and waits. Meanwhile it answers others, and its memory stays bounded.
-    let pid = server.child.id();
+    let pid = server.pid();
     let mut most = 0;
     for _ in 0..20 {
         let listed = k.ok(

@@ -73,7 +73,7 @@ pub async fn leave_group(
         "Member(s) {} left group {name}",
         leaving.join(", ")
     ));
-    let (e, log) = (Arc::clone(&entry), broker.log);
+    let (e, log) = (Arc::clone(&entry), broker.log.clone());
     blocking(move || {
         if let Err(err) = e.release_standin_if_empty() {
             log.warn(&format!(

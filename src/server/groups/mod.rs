@@ -233,7 +233,7 @@ pub async fn maintain(broker: Arc<crate::server::broker::Broker>) {
                 entry.notify();
             }
             let e = Arc::clone(&entry);
-            let log = broker.log;
+            let log = broker.log.clone();
             let store = broker.groups.store.clone();
             super::handlers::blocking(move || {
                 if let Err(err) = e.release_standin_if_empty() {
