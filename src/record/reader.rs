@@ -155,11 +155,18 @@ impl<'a> RecordReader<'a> {
     }
 }
 
-/// `Utils.readBytes`: a negative length is null; one past the end is a structure error.
+/// `Utils.readBytes`: a length of -1 is null; one past the end is a structure error. Kafka
+/// reads any negative length as null, but no Kafka client writes one below -1, and librdkafka
+/// cannot read past such a record (kcat loops on it): it is refused as damaged.
 fn read_bytes<'a>(buf: &'a [u8], pos: &mut usize) -> Result<Option<&'a [u8]>, RecordError> {
     let len = get_varint(buf, pos).map_err(|_| invalid(INVALID_STRUCTURE))?;
-    if len < 0 {
+    if len == -1 {
         return Ok(None);
+    }
+    if len < 0 {
+        return Err(invalid(format!(
+            "Invalid negative length {len} in a record (only -1, for null, is valid)"
+        )));
     }
     take(buf, pos, len as usize).map(Some)
 }

@@ -220,10 +220,27 @@ impl ServerConfig {
 
     /// The broker's own configs as DescribeConfigs reports them for its id: every key the
     /// server reads, given (STATIC_BROKER_CONFIG) or not (DEFAULT_CONFIG), with its synonyms.
-    pub fn static_configs(&self) -> Vec<DescribedConfig> {
+    /// `log.dirs` and `log.dir` are the directory served (`served`), however it was given
+    /// (`--log-dir`, `log.dirs`, `KAFKIT_LOG_DIR`).
+    pub fn static_configs(&self, served: &std::path::Path) -> Vec<DescribedConfig> {
+        let served = served.display().to_string();
         READ_KEYS
             .iter()
             .map(|&key| {
+                if key == "log.dirs" || key == "log.dir" {
+                    return DescribedConfig {
+                        name: key.to_string(),
+                        value: Some(served.clone()),
+                        source: ConfigSource::StaticBrokerConfig,
+                        sensitive: false,
+                        read_only: true,
+                        synonyms: vec![ConfigSynonym {
+                            name: key.to_string(),
+                            value: Some(served.clone()),
+                            source: ConfigSource::StaticBrokerConfig,
+                        }],
+                    };
+                }
                 let default = default_of(key).map(|d| ConfigSynonym {
                     name: key.to_string(),
                     value: Some(d),

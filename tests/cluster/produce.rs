@@ -207,9 +207,13 @@ fn check_once_in_order(by_partition: &BTreeMap<String, Vec<usize>>, lines: usize
     let twice: Vec<usize> = (0..lines).filter(|i| seen[*i] > 1).collect();
     assert!(
         missing.is_empty(),
-        "{} lines lost, first {:?}",
+        "{} lines lost, in ranges {:?}; read by partition (count, first, last): {:?}",
         missing.len(),
-        &missing[..missing.len().min(10)]
+        ranges(&missing),
+        by_partition
+            .iter()
+            .map(|(p, n)| (p, n.len(), n.first(), n.last()))
+            .collect::<Vec<_>>()
     );
     assert!(
         twice.is_empty(),
@@ -218,6 +222,18 @@ fn check_once_in_order(by_partition: &BTreeMap<String, Vec<usize>>, lines: usize
         &twice[..twice.len().min(10)]
     );
     assert_eq!(by_partition.len(), 3, "{:?}", by_partition.keys());
+}
+
+/// `numbers` (sorted) as inclusive ranges of consecutive numbers.
+fn ranges(numbers: &[usize]) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for &n in numbers {
+        match out.last_mut() {
+            Some((_, end)) if *end + 1 == n => *end = n,
+            _ => out.push((n, n)),
+        }
+    }
+    out
 }
 
 /// Runs a console producer (ours or Java's, `cmd`) on `input`; its status, stderr and time.

@@ -278,4 +278,10 @@ fn the_brokers_own_configs_are_described_with_their_sources() {
         "num.partitions=1 sensitive=false synonyms={DEFAULT_CONFIG:num.partitions=1}"
     );
     assert!(line("listeners").contains("STATIC_BROKER_CONFIG:listeners=PLAINTEXT://127.0.0.1:"));
+    // The directory served, however it was given (here as the server's own argument).
+    let dir = server.log_dir.display().to_string();
+    assert_eq!(
+        line("log.dirs"),
+        format!("log.dirs={dir} sensitive=false synonyms={{STATIC_BROKER_CONFIG:log.dirs={dir}}}")
+    );
 }

@@ -90,7 +90,7 @@ fn described(
         configs.extend(
             broker
                 .config
-                .static_configs()
+                .static_configs(broker.dir.root())
                 .into_iter()
                 .filter(|c| !dynamic.contains(&c.name)),
         );

@@ -313,8 +313,10 @@ mod tests {
 
     #[test]
     fn records_that_do_not_parse_are_invalid_records() {
-        let cases: [(&str, Vec<u8>); 5] = [
+        let cases: [(&str, Vec<u8>); 7] = [
             ("key length 2^31-1", record(0, i32::MAX, b"k", 3, b"abc")),
+            ("key length -5", record(0, -5, b"", 3, b"abc")),
+            ("value length -5 and no value", record(0, -1, b"", -5, b"")),
             (
                 "value length -5 over a value",
                 record(0, -1, b"", -5, b"abc"),
