@@ -227,20 +227,6 @@ impl ServerConfig {
         READ_KEYS
             .iter()
             .map(|&key| {
-                if key == "log.dirs" || key == "log.dir" {
-                    return DescribedConfig {
-                        name: key.to_string(),
-                        value: Some(served.clone()),
-                        source: ConfigSource::StaticBrokerConfig,
-                        sensitive: false,
-                        read_only: true,
-                        synonyms: vec![ConfigSynonym {
-                            name: key.to_string(),
-                            value: Some(served.clone()),
-                            source: ConfigSource::StaticBrokerConfig,
-                        }],
-                    };
-                }
                 let default = default_of(key).map(|d| ConfigSynonym {
                     name: key.to_string(),
                     value: Some(d),
@@ -252,8 +238,13 @@ impl ServerConfig {
                     "node.id" => Some("broker.id"),
                     _ => None,
                 };
-                let given = self.given.get(key);
-                let given = given.or_else(|| alias.and_then(|a| self.given.get(a)));
+                let given = if key == "log.dirs" || key == "log.dir" {
+                    Some(&served)
+                } else {
+                    self.given
+                        .get(key)
+                        .or_else(|| alias.and_then(|a| self.given.get(a)))
+                };
                 let given = given.map(|v| ConfigSynonym {
                     name: key.to_string(),
                     value: Some(v.clone()),

@@ -92,18 +92,16 @@ impl Logger {
 
     fn emit(&self, level: Level, msg: &str) {
         let line = format!(
-            "[{}] {} [KafkaServer id=kafkit] {msg} (kafkit.server)",
+            "[{}] {} [KafkaServer id=kafkit] {msg} (kafkit.server)\n",
             timestamp(SystemTime::now()),
             level.name()
         );
         match &self.sink {
-            Some(sink) => sink(&line),
+            Some(sink) => sink(line.trim_end_matches('\n')),
             // One write per line, so that lines from many threads never interleave; a closed
             // stderr is not a reason to stop serving.
             None => {
-                let _ = std::io::stderr()
-                    .lock()
-                    .write_all(format!("{line}\n").as_bytes());
+                let _ = std::io::stderr().lock().write_all(line.as_bytes());
             }
         }
     }

@@ -119,6 +119,8 @@ fn signals() -> Result<impl Future<Output = i32>, StartError> {
         tokio::select! {
             Some(()) = interrupt.recv() => 2,
             Some(()) = terminate.recv() => 15,
+            // Both streams ended (the runtime is going away): no signal will come.
+            else => std::future::pending().await,
         }
     })
 }

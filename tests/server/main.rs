@@ -1,7 +1,8 @@
 //! `kafka-server-start` as a user runs it: started on a free port over a temporary log
 //! directory (in this process through `kafkit::server::serve`, or as a process where the test
-//! needs one: signals, kill -9, its memory and open files), then used by clients that are not ours (kcat, the Java tools from the Kafka
-//! 4.3.1 jars) and by our own tools, over the network and through `--log-dir` at once.
+//! needs one: signals, kill -9, its memory and open files), then used by clients that are not
+//! ours (kcat, the Java tools from the Kafka 4.3.1 jars) and by our own tools, over the network
+//! and through `--log-dir` at once.
 //!
 //! - `lifecycle`: the ready line, refusals (port in use, second server, bad property), signals.
 //! - `clients`: kcat and the Java tools produce and consume; one log, two ways in.
