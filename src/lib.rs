@@ -32,7 +32,7 @@
 //! Dependency direction: `cli -> client -> {local, remote} -> {kafka, record, partitioner,
 //! assignor}`, `{remote, server} -> wire`, `server -> local`, and `{cli, local} -> log_files`;
 //! no backend and not the server uses `client`, and the server does not use `remote`
-//! (tests/layout.rs checks it). Only `cli` prints.
+//! (tests/local/layout.rs checks it). Only `cli` prints.
 
 pub(crate) mod assignor;
 pub mod cli;

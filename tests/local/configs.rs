@@ -4,7 +4,7 @@
 //! `config.properties`, 249-character topic names, and a table of bad invocations, each of
 //! which changes nothing.
 
-mod common;
+use crate::common;
 
 use common::{Kafkit, text};
 

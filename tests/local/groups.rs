@@ -3,7 +3,7 @@
 //! and every validation error. Committed offsets are seeded and live members are held through
 //! the library, in this test process.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

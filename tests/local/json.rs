@@ -1,6 +1,6 @@
 //! `--output json` and `--input json`: a lossless consume → produce round trip.
 
-mod common;
+use crate::common;
 
 use common::{Kafkit, json_records};
 use serde_json::Value;

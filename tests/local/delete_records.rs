@@ -5,7 +5,7 @@
 //! forgets it, and retention keeps it coherent. Then a table of bad invocations, each of which
 //! changes nothing. `tests/remote/delete_records.rs` checks the output against Kafka's tool.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! `kafka-console-consumer --group` on the embedded log: committed offsets, members sharing
 //! partitions, takeover from a killed member.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};

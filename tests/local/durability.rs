@@ -1,7 +1,7 @@
 //! Crash and concurrency tests of the embedded log, with the real binaries: producers killed
 //! with SIGKILL mid-stream, and several producers and consumers at once.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -1,6 +1,6 @@
 //! `kafka-console-producer` and `kafka-console-consumer` on the embedded log.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command as StdCommand, Stdio};

@@ -3,7 +3,7 @@
 //! (`tests/remote/get_offsets.rs` checks them against it), and Kafka's refusals of bad
 //! invocations.
 
-mod common;
+use crate::common;
 
 use common::{Kafkit, offsets, text};
 

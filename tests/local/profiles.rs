@@ -1,6 +1,6 @@
 //! Named clusters: `--profile NAME` / `$KAFKIT_PROFILE` from `$XDG_CONFIG_HOME/kafkit/config.toml`.
 
-mod common;
+use crate::common;
 
 use common::Kafkit;
 

@@ -223,7 +223,7 @@ fn put_segment(dir: &Path, bytes: &[u8]) {
 /// Recovery after a torn tail: snapshot excludes it, the next append cuts it and continues.
 /// A torn tail is what an append killed before it was acknowledged leaves, so the recovery
 /// point (moved only after an append's fdatasync) is still at the good prefix's end; damage
-/// below it is an error instead (see `tests/durability.rs`).
+/// below it is an error instead (see `tests/local/durability.rs`).
 fn check_recovers(dir: &Path, log: &PartitionLog, good: &[u8], good_offsets: i64, what: &str) {
     std::fs::write(
         dir.join(kafkit::local::partition::RECOVERY_POINT_FILE),

@@ -5,7 +5,7 @@
 //! The child processes are this test binary itself, re-executed with `KAFKIT_GROUP_CHILD` set,
 //! running only the `child_process` test.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -125,7 +125,7 @@ fn spawn_child(role: &str, dir: &Path) -> (Killer, BufReader<ChildStdout>) {
 fn spawn_child_with(role: &str, dir: &Path, session_ms: u64) -> (Killer, BufReader<ChildStdout>) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
-            "child_process",
+            "group_kill::child_process",
             "--exact",
             "--nocapture",
             "--test-threads=1",

@@ -2,7 +2,7 @@
 //! segments, that it writes nothing (a read-only log dir dumps fine), and its answers to bad
 //! invocations (Kafka's messages; `tests/remote/dump_log` checks them against Kafka's tool).
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

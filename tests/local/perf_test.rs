@@ -3,7 +3,7 @@
 //! exact counts (what the producer says it sent is what `kafka-get-offsets` finds, and the
 //! consumer reads exactly what is there), and a table of bad invocations per tool.
 
-mod common;
+use crate::common;
 
 use common::perf::{self, CONSUMER_DETAILED_HEADER, CONSUMER_HEADER};
 use common::{Kafkit, text};

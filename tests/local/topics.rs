@@ -1,6 +1,6 @@
 //! `kafka-topics` on the embedded log, as a user types it.
 
-mod common;
+use crate::common;
 
 use common::Kafkit;
 

@@ -17,7 +17,7 @@
 //! - committed group offsets, topic metadata and partition counts are the old ones or the new
 //!   ones (the new ones when the command exited 0), and the next command works on them.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

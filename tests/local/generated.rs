@@ -1,7 +1,7 @@
 //! Shell completions (bash, zsh, fish) and man pages are generated from the tools' clap
 //! commands and committed; this test fails when they are stale.
 //!
-//! Regenerate with: `KAFKIT_REGENERATE=1 cargo test --test generated`.
+//! Regenerate with: `KAFKIT_REGENERATE=1 cargo test --test local generated::`.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -50,7 +50,7 @@ fn committed_completions_and_man_pages_are_current() {
     }
     assert!(
         stale.is_empty(),
-        "stale generated files {stale:?}; run: KAFKIT_REGENERATE=1 cargo test --test generated"
+        "stale generated files {stale:?}; run: KAFKIT_REGENERATE=1 cargo test --test local generated::"
     );
 }
 
