@@ -15,9 +15,10 @@
 //!
 //! The `served` test binary (`tests/served/`) includes the `tests/remote/` modules whose features
 //! `kafka-server-start` serves, and there the shared "broker" is our own server instead
-//! ([`served`] says which): a `kafka-server-start` over a temporary log directory, under the same
-//! kind of watchdog (a bash loop reading a pipe from this process, which kills the server and
-//! removes the directory at end of file). The Java tools and kcat then run against our server.
+//! ([`served`] says which): `kafkit::server::serve` in this process over a temporary log
+//! directory (`common::server::Server`), which dies with the process; the same kind of watchdog
+//! (a bash loop reading a pipe from this process) removes the directory at end of file. The
+//! Java tools and kcat then run against our server.
 //! What only a real Kafka broker has (its secured listeners, its own data directory, a broker of
 //! a test's own) panics there: the tests that need it are in modules `tests/served/` leaves out.
 
@@ -49,6 +50,8 @@ pub struct Watchdog {
     /// Held, never written: closing it (at process exit) stops the servers.
     _stdin: Mutex<ChildStdin>,
     _child: Mutex<Child>,
+    /// The `served` binary's server, in this process.
+    _served: Option<Mutex<super::server::Server>>,
 }
 
 /// The watchdog script.
@@ -67,16 +70,12 @@ pub fn served() -> bool {
     env!("CARGO_CRATE_NAME") == "served"
 }
 
-/// The shared server's watchdog: runs the server (arguments after the run directory) with its
-/// stderr in `server.log`, waits for end of file on stdin (this process gone, however it ended),
-/// then kills the server and removes the run directory with its data.
-const SERVED_WATCHDOG: &str = r#"dir=$1; shift
-"$@" </dev/null >/dev/null 2>"$dir/server.log" & pid=$!
-while read -r _; do :; done
-kill -KILL "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir""#;
+/// The shared server's watchdog: waits for end of file on stdin (this process gone, however it
+/// ended, and the server with it), then removes the server's directory with its data.
+const SERVED_WATCHDOG: &str = r#"while read -r _; do :; done; rm -rf "$1""#;
 
-/// Starts `kafka-server-start` on a free port over a new temporary log directory (topics are
-/// created explicitly, as on the test broker) and waits for its ready line. The Java tools run
+/// Starts our server in this process on a free port over a new temporary log directory (topics
+/// are created explicitly, as on the test broker) and waits until it serves. The Java tools run
 /// against it, so their jars are resolved first: without Java and Maven the tests skip (or fail
 /// under `KAFKIT_REQUIRE_BROKER=1`) as they do without a broker.
 fn start_served() -> Result<Watchdog, String> {
@@ -99,46 +98,26 @@ fn start_served() -> Result<Watchdog, String> {
         .tempdir()
         .map_err(|e| format!("no temporary directory: {e}"))?
         .keep();
-    let log = dir.join("server.log");
     let mut child = Command::new("bash")
         .args(["-c", SERVED_WATCHDOG, "served-watchdog"])
         .arg(&dir)
-        .arg(env!("CARGO_BIN_EXE_kafka-server-start"))
-        .arg("--log-dir")
-        .arg(dir.join("data"))
-        .args(["--quiet", "--override", "listeners=PLAINTEXT://127.0.0.1:0"])
-        // As the test broker: node 1, and topics created explicitly.
-        .args(["--override", "node.id=1"])
-        .args(["--override", "auto.create.topics.enable=false"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("cannot run bash for kafka-server-start: {e}"))?;
+        .map_err(|e| format!("cannot run bash for the server's watchdog: {e}"))?;
     let stdin = child.stdin.take().ok_or("no stdin pipe")?;
-    // Generous: a loaded machine may take its time to start a process.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let bootstrap = loop {
-        let said = std::fs::read_to_string(&log).unwrap_or_default();
-        if let Some(rest) = said.split("listening on PLAINTEXT://").nth(1) {
-            break rest
-                .split(',')
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .to_string();
-        }
-        // With --quiet the ready line is the first; anything else first is why it failed.
-        if !said.trim().is_empty() || std::time::Instant::now() > deadline {
-            return Err(format!("kafka-server-start did not start: {said}"));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
+    // As the test broker: node 1, and topics created explicitly.
+    let server = super::server::Server::start(
+        &dir.join("data"),
+        &["node.id=1", "auto.create.topics.enable=false"],
+    );
     Ok(Watchdog {
-        bootstrap,
+        bootstrap: server.bootstrap.clone(),
         dir,
         _stdin: Mutex::new(stdin),
         _child: Mutex::new(child),
+        _served: Some(Mutex::new(server)),
     })
 }
 
@@ -192,6 +171,7 @@ pub fn start_watchdog(script: &Path) -> Result<Watchdog, String> {
         dir: PathBuf::from(dir.trim()),
         _stdin: Mutex::new(stdin),
         _child: Mutex::new(child),
+        _served: None,
     })
 }
 

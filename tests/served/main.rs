@@ -1,8 +1,8 @@
 //! The `tests/remote/` modules whose features `kafka-server-start` serves, run against our own
-//! server instead of a real Kafka broker: one test binary whose shared "broker" is a
-//! `kafka-server-start` over a temporary log directory, started by the first test that asks for
-//! it and killed when this process exits (see `common::broker`, which picks the server when the
-//! crate is `served`). The Java tools and kcat run against the server too, so every comparison
+//! server instead of a real Kafka broker: one test binary whose shared "broker" is our server
+//! (`kafkit::server::serve`) in this process over a temporary log directory, started by the
+//! first test that asks for it and gone with this process (see `common::broker`, which picks the
+//! server when the crate is `served`). The Java tools and kcat run against the server too, so every comparison
 //! with Kafka's own tools checks the server as well.
 //!
 //! The modules are those of the first group in `tests/remote/main.rs`; what stays Kafka-only
@@ -42,3 +42,8 @@ mod producer;
 mod quickstart;
 #[path = "../remote/topics.rs"]
 mod topics;
+
+// The server runs in this process: with the allocator the kafka-server-start binary has, so
+// that the clients meet the same server.
+#[global_allocator]
+static ALLOCATOR: kafkit::server::alloc::ReserveHuge = kafkit::server::alloc::ReserveHuge;

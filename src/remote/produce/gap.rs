@@ -7,18 +7,23 @@
 //! batch (and the user, sending it again, duplicates it).
 //!
 //! Here the producer asks the partition's leader for the last sequence number it holds from
-//! this producer id and epoch (DescribeProducers). A broker takes sequence numbers only in
-//! order, so every batch whose numbers end at or before that one is in the log, exactly once:
-//! those count as delivered, and sending resumes with the next. When the answer explains
-//! nothing (the broker lost acknowledged records, or does not answer DescribeProducers) the
-//! refusal stays the error it was.
+//! this producer id and epoch (DescribeProducers). A broker that knows a producer takes its
+//! sequence numbers only in order, so every batch whose numbers end at or before that one is in
+//! the log, exactly once, if it was ever sent without a clear answer (a batch only refused may
+//! be missing below later ones that a leader which did not know the producer took first). The
+//! last of them, the leader's own last batch, is sent again: the leader recognises it as a
+//! duplicate and acknowledges it as `acks` asks, which with acks=all means once committed, and
+//! with it the earlier ones (a leader reports what it appended, above its high watermark too).
+//! Sending resumes with the next. When the answer explains nothing (the broker lost
+//! acknowledged records, or does not answer DescribeProducers) the refusal stays the error it
+//! was.
 
 use kafka_protocol::messages::TopicName;
 use kafka_protocol::messages::describe_producers_request::TopicRequest;
 use kafka_protocol::messages::{DescribeProducersRequest, DescribeProducersResponse};
 use kafka_protocol::protocol::StrBytes;
 
-use super::{OUT_OF_ORDER_SEQUENCE, Sender, SlotState};
+use super::{OUT_OF_ORDER_SEQUENCE, Sender, Slot, SlotState};
 use crate::record::{BatchHeader, next_sequence};
 use crate::remote::error::Result;
 
@@ -40,28 +45,55 @@ impl Sender {
             return Err(refused);
         };
         let q = &mut self.queues[p as usize];
-        // A batch whose sequences wrap past i32::MAX is never taken as covered: its refusal
+        // What an earlier gap found is asked again: the leader may have changed since.
+        for slot in q.slots.iter_mut() {
+            if slot.state == SlotState::Covered {
+                slot.state = SlotState::Queued;
+            }
+        }
+        // A batch whose sequences wrap past i32::MAX is never taken as held: its refusal
         // stands.
-        let covered = |batch: &[u8]| {
+        let held_by_leader = |batch: &[u8]| {
             BatchHeader::parse(batch)
                 .is_ok_and(|h| h.base_sequence <= h.last_sequence() && h.last_sequence() <= last)
         };
-        let mut written = 0;
-        while let Some(slot) = q.slots.front_mut() {
-            if !covered(&slot.batch) {
-                break;
-            }
-            slot.state = SlotState::Acked;
-            q.pop_acked();
-            written += 1;
-        }
-        let resumes = q.slots.front().is_none_or(|slot| {
+        let held = q
+            .slots
+            .iter()
+            .take_while(|slot| held_by_leader(&slot.batch))
+            .count();
+        // Each of them must have been sent without a clear answer. A leader takes any sequence
+        // number from a producer it does not know, so a batch it only ever refused can sit
+        // below sequences of later batches that it took: that batch is not in the log.
+        let explained = q.slots.range(..held).all(|slot| slot.maybe_written);
+        let ends_at = |slot: Option<&Slot>| {
+            slot.is_some_and(|slot| {
+                BatchHeader::parse(&slot.batch).is_ok_and(|h| h.last_sequence() == last)
+            })
+        };
+        let resumes = q.slots.get(held).is_none_or(|slot| {
             BatchHeader::parse(&slot.batch).is_ok_and(|h| h.base_sequence == next_sequence(last))
         });
-        // Nothing settled: sending the same batch again would be refused the same way.
-        if written == 0 || !resumes {
+        // Nothing explained: sending the same batch again would be refused the same way.
+        if held == 0 || !explained || !ends_at(q.slots.get(held - 1)) || !resumes {
             return Err(refused);
         }
+        // The leader's log holds them, but perhaps above its high watermark (a leader reports
+        // what it appended, replicated or not). The last is the leader's own last batch, which
+        // it recognises when sent again: acknowledged as `acks` asks (with acks=all, once
+        // committed), it commits the others, which come before it in the same log.
+        // Already acknowledged (it came back a duplicate), it has done so.
+        let committed = q.slots[held - 1].state == SlotState::Acked;
+        for slot in q.slots.range_mut(..held - 1) {
+            if slot.state != SlotState::Acked {
+                slot.state = if committed {
+                    SlotState::Acked
+                } else {
+                    SlotState::Covered
+                };
+            }
+        }
+        q.pop_acked();
         q.attempts = 0;
         Ok(())
     }

@@ -70,6 +70,11 @@ use crate::record::BatchHeader;
 const UNKNOWN_TOPIC: i16 = 3;
 /// LEADER_NOT_AVAILABLE.
 const LEADER_NOT_AVAILABLE: i16 = 5;
+/// NOT_LEADER_OR_FOLLOWER.
+const NOT_LEADER: i16 = 6;
+/// NOT_ENOUGH_REPLICAS: fewer in-sync replicas than `min.insync.replicas`, checked before the
+/// append (NOT_ENOUGH_REPLICAS_AFTER_APPEND, 20, is the one after).
+const NOT_ENOUGH_REPLICAS: i16 = 19;
 /// OUT_OF_ORDER_SEQUENCE_NUMBER: a batch whose predecessor the broker does not have.
 const OUT_OF_ORDER_SEQUENCE: i16 = 45;
 /// DUPLICATE_SEQUENCE_NUMBER: the broker already has this batch (an idempotent retry).
@@ -90,6 +95,9 @@ enum SlotState {
     /// Acknowledged while an earlier batch of its partition was not (only without idempotence,
     /// where batches may be reordered as in Kafka); dropped once the earlier ones are.
     Acked,
+    /// In its leader's log, as `gap` found, but not known to be committed there: acknowledged
+    /// once a later batch of its partition is.
+    Covered,
 }
 
 /// One batch of a partition, until it is acknowledged.
@@ -100,6 +108,9 @@ struct Slot {
     queued_at: Instant,
     /// Sent at least once: the broker may have written it, whatever came back.
     sent: bool,
+    /// A send of it ended without a clear answer (a lost connection, REQUEST_TIMED_OUT): the
+    /// broker may have written it. A batch only ever refused cannot be in the log.
+    maybe_written: bool,
 }
 
 /// The unacknowledged batches of one partition, oldest first, and its retry state.
@@ -122,6 +133,11 @@ struct PartitionQueue {
     gap: Option<String>,
     /// Records of this partition acknowledged so far, counting from the first.
     acked_records: u64,
+    /// A batch of this partition was acknowledged under this producer id. Until then an
+    /// idempotent producer sends it one batch at a time: a leader that does not know the
+    /// producer takes any sequence number as its first, so a later batch could be written while
+    /// an earlier one, refused (say, by a broker that has not yet seen the topic), is not.
+    proven: bool,
 }
 
 /// A Produce request whose answer is due.
@@ -250,6 +266,7 @@ impl Producer {
             state: SlotState::Queued,
             queued_at: Instant::now(),
             sent: false,
+            maybe_written: false,
         });
         let result = self.runtime.block_on(self.sender.drive(false));
         self.sender.remember(result)
@@ -324,6 +341,19 @@ impl PartitionQueue {
             }
         }
     }
+}
+
+/// Whether a Produce answer with `code` leaves the batch possibly written: every error but
+/// those a leader gives before appending anything.
+fn may_have_written(code: i16) -> bool {
+    !matches!(
+        code,
+        UNKNOWN_TOPIC
+            | LEADER_NOT_AVAILABLE
+            | NOT_LEADER
+            | NOT_ENOUGH_REPLICAS
+            | OUT_OF_ORDER_SEQUENCE
+    )
 }
 
 fn is_retriable(code: i16) -> bool {

@@ -22,11 +22,20 @@ impl Sender {
         let retriable = e.is_connection();
         let requests = self.in_flight.remove(&leader).unwrap_or_default();
         let mut partitions: Vec<i32> = unsent.to_vec();
+        // Whatever was sent on it may have been written, the request that failed on the way
+        // out included.
+        for &p in unsent {
+            let q = &mut self.queues[p as usize];
+            if let Some(slot) = q.slots.iter_mut().find(|s| s.state == SlotState::Queued) {
+                slot.maybe_written = true;
+            }
+        }
         for request in requests {
             for p in request.partitions {
                 let q = &mut self.queues[p as usize];
                 if let Some(slot) = q.slots.iter_mut().find(|s| s.state == SlotState::InFlight) {
                     slot.state = SlotState::Queued;
+                    slot.maybe_written = true;
                 }
                 partitions.push(p);
             }

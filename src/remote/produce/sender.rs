@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use super::routing::{connect, probe_leader};
 use super::{
     DUPLICATE_SEQUENCE, InFlight, LEADER_NOT_AVAILABLE, OUT_OF_ORDER_SEQUENCE, REQUEST_TIMED_OUT,
-    Sender, SlotState, is_retriable, record_count,
+    Sender, SlotState, is_retriable, may_have_written, record_count,
 };
 use crate::remote::error::{RemoteError, Result};
 
@@ -106,12 +106,21 @@ impl Sender {
             } else {
                 self.settings.max_in_flight.max(1)
             };
+            let idempotent = self.producer.is_some();
             let mut by_leader: BTreeMap<i32, Vec<i32>> = BTreeMap::new();
             for (p, q) in self.queues.iter().enumerate() {
                 if !q.slots.iter().any(|s| s.state == SlotState::Queued) {
                     continue;
                 }
-                match route.leaders.get(p).copied().filter(|l| *l >= 0) {
+                let leader = route.leaders.get(p).copied().filter(|l| *l >= 0);
+                if idempotent && !q.proven && q.slots.iter().any(|s| s.state == SlotState::InFlight)
+                {
+                    // One batch at a time until the leader knows this producer (see
+                    // `PartitionQueue::proven`): the rest wait for its answer.
+                    blocked = leader.or(blocked);
+                    continue;
+                }
+                match leader {
                     Some(leader) => by_leader.entry(leader).or_default().push(p as i32),
                     None => {
                         // No leader (an election, a broker restarting): wait for one.
@@ -389,7 +398,15 @@ impl Sender {
             };
             match answers.remove(&p) {
                 Some((0 | DUPLICATE_SEQUENCE, _)) => {
+                    // Committed as `acks` asks, and so is every batch before it in the log,
+                    // those `gap` found there included.
+                    for slot in q.slots.range_mut(..=i) {
+                        if slot.state == SlotState::Covered {
+                            slot.state = SlotState::Acked;
+                        }
+                    }
                     q.slots[i].state = SlotState::Acked;
+                    q.proven = true;
                     if i == 0 {
                         q.attempts = 0;
                     }
@@ -398,6 +415,7 @@ impl Sender {
                 }
                 Some((code, message)) => {
                     q.slots[i].state = SlotState::Queued;
+                    q.slots[i].maybe_written |= may_have_written(code);
                     self.recovering = true;
                     let e = RemoteError::broker(code, message.as_deref());
                     if code == REQUEST_TIMED_OUT && self.producer.is_some() {
@@ -407,8 +425,10 @@ impl Sender {
                         q.last_error = Some(e.to_string());
                         continue;
                     }
-                    if code == OUT_OF_ORDER_SEQUENCE && i == 0 && !q.failed && !q.held {
-                        // The oldest batch: no earlier failure explains it (see `gap`).
+                    let oldest = q.slots.range(..i).all(|s| s.state == SlotState::Covered);
+                    if code == OUT_OF_ORDER_SEQUENCE && oldest && !q.failed && !q.held {
+                        // The oldest batch not known written: no earlier failure explains it
+                        // (see `gap`).
                         q.failed = true;
                         q.last_error = Some(e.to_string());
                         q.gap = Some(e.to_string());
