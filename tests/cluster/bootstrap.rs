@@ -3,9 +3,9 @@
 
 use std::time::{Duration, Instant};
 
+use super::harness::{Session, unique};
 use crate::common::broker::{GROUP_COMMAND, TOPIC_COMMAND};
 use crate::common::sorted;
-use crate::harness::{Session, unique};
 
 /// The first node of the bootstrap list.
 const FIRST: u32 = 1;
@@ -22,7 +22,7 @@ const REQUEST_TIMEOUT_MS: u64 = 240_000;
 const QUICK: Duration = Duration::from_secs(120);
 
 #[test]
-fn every_tool_skips_a_dead_first_bootstrap_broker() {
+pub fn every_tool_skips_a_dead_first_bootstrap_broker() {
     let Some(c) = Session::begin() else {
         return;
     };
@@ -49,7 +49,7 @@ fn every_tool_skips_a_dead_first_bootstrap_broker() {
         let started = Instant::now();
         let out = c.ours_at(c.bootstrap(), tool, args, stdin);
         let took = started.elapsed();
-        let stdout = crate::harness::ok(tool, args, out);
+        let stdout = super::harness::ok(tool, args, out);
         assert!(took < QUICK, "{tool} {args:?} took {took:?}");
         stdout
     };

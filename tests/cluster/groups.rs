@@ -16,9 +16,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::harness::{Session, report, unique};
 use crate::common::broker::{CONSOLE_CONSUMER, GROUP_COMMAND, script};
 use crate::common::{DefaultSignals, signal, sorted, text};
-use crate::harness::{Session, report, unique};
 
 const G: &str = "kafka-consumer-groups";
 
@@ -279,7 +279,7 @@ fn start_members(
 }
 
 #[test]
-fn a_mixed_group_reads_and_commits_on_while_its_coordinator_is_killed() {
+pub fn a_mixed_group_reads_and_commits_on_while_its_coordinator_is_killed() {
     let Some(c) = Session::begin() else {
         return;
     };

@@ -24,6 +24,19 @@ static CLUSTER: OnceLock<Result<Watchdog, String>> = OnceLock::new();
 /// One test at a time: the tests kill nodes.
 static EXCLUSIVE: Mutex<()> = Mutex::new(());
 
+/// The cluster, started on first use.
+fn started() -> &'static Result<Watchdog, String> {
+    CLUSTER.get_or_init(|| broker::start_watchdog(&script()))
+}
+
+/// Starts the cluster (once): its bootstrap list, or why it did not start.
+pub fn cluster_bootstrap() -> Result<String, String> {
+    started()
+        .as_ref()
+        .map(|c| c.bootstrap.clone())
+        .map_err(Clone::clone)
+}
+
 fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/broker/kafka-cluster.sh")
 }
@@ -50,11 +63,16 @@ impl Session {
     /// Waits for this test's turn, then for the cluster to be whole (every node up, every
     /// partition fully replicated, whatever the previous test left); `None` (after saying so)
     /// when this machine cannot run the cluster and `KAFKIT_REQUIRE_BROKER=1` is not set.
+    ///
+    /// In a whole run the test has already run on the cluster runner ([`super::beside`]):
+    /// then its outcome there is passed on (`None` when it passed).
     pub fn begin() -> Option<Session> {
+        if super::beside::ran_beside() {
+            return None;
+        }
         // A test that failed while holding the lock poisons it; the cluster is mended below.
         let turn = EXCLUSIVE.lock().unwrap_or_else(|e| e.into_inner());
-        let cluster = CLUSTER.get_or_init(|| broker::start_watchdog(&script()));
-        let cluster = match cluster {
+        let cluster = match started() {
             Ok(c) => c,
             Err(why) if broker::required() => {
                 panic!("KAFKIT_REQUIRE_BROKER=1 but the three-node cluster did not start: {why}")

@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use super::harness::{Session, unique};
 use crate::common::broker::CONSOLE_PRODUCER;
 use crate::common::text;
-use crate::harness::{Session, unique};
 
 /// Lines produced, about 40 bytes each.
 const LINES: usize = 60_000;
@@ -53,7 +53,7 @@ fn read_back(c: &Session, topic: &str) -> BTreeMap<String, Vec<usize>> {
 }
 
 #[test]
-fn idempotent_stream_survives_a_leader_killed_and_restarted() {
+pub fn idempotent_stream_survives_a_leader_killed_and_restarted() {
     let Some(c) = Session::begin() else {
         return;
     };
@@ -138,7 +138,7 @@ fn idempotent_stream_survives_a_leader_killed_and_restarted() {
 /// with one retry (for an election's NOT_LEADER_OR_FOLLOWER), proves it whatever the fencing's
 /// timing: held requests would need four.
 #[test]
-fn keyed_lines_sent_right_after_a_leader_is_killed_all_arrive() {
+pub fn keyed_lines_sent_right_after_a_leader_is_killed_all_arrive() {
     let Some(c) = Session::begin() else {
         return;
     };
@@ -256,7 +256,7 @@ fn produce_timed(mut cmd: Command, input: &str) -> (Option<i32>, String, Duratio
 }
 
 #[test]
-fn too_few_in_sync_replicas_fail_after_retries_and_the_delivery_timeout() {
+pub fn too_few_in_sync_replicas_fail_after_retries_and_the_delivery_timeout() {
     let Some(c) = Session::begin() else {
         return;
     };

@@ -4,9 +4,9 @@
 
 use std::process::Output;
 
+use super::harness::{Session, unique};
 use crate::common::broker::GROUP_COMMAND;
 use crate::common::{sorted, text};
-use crate::harness::{Session, unique};
 
 const G: &str = "kafka-consumer-groups";
 
@@ -44,7 +44,7 @@ fn our_error_is_javas(ours: &Output, java: &Output) {
 }
 
 #[test]
-fn reset_and_describe_ride_out_a_coordinator_that_moves() {
+pub fn reset_and_describe_ride_out_a_coordinator_that_moves() {
     let Some(c) = Session::begin() else {
         return;
     };
@@ -112,7 +112,7 @@ fn reset_and_describe_ride_out_a_coordinator_that_moves() {
         "--execute",
     ];
     let ours = c.ours_ok(G, &reset_args);
-    let ours_described = crate::harness::ok(G, &[], describing.join().expect("describe thread"));
+    let ours_described = super::harness::ok(G, &[], describing.join().expect("describe thread"));
     assert_ne!(c.coordinator(&reset), from, "the group moved");
 
     // Java's, on the state the cluster settled in: the same reset (again) and the same view.
@@ -158,7 +158,7 @@ fn refusals_match_java(c: &Session, group: &str, topic: &str, lonely: u32) {
 }
 
 #[test]
-fn reset_and_describe_with_a_partition_whose_only_replica_is_down() {
+pub fn reset_and_describe_with_a_partition_whose_only_replica_is_down() {
     let Some(c) = Session::begin() else {
         return;
     };

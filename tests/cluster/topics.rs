@@ -4,8 +4,8 @@
 //! `--unavailable-partitions`), identical to Java's with every node up, with one down, and after
 //! it returns and catches up. On a single broker the filters never print anything.
 
+use super::harness::{PartitionState, Session, unique};
 use crate::common::broker::TOPIC_COMMAND;
-use crate::harness::{PartitionState, Session, unique};
 
 const T: &str = "kafka-topics";
 
@@ -79,7 +79,7 @@ fn create_both(c: &Session, topic: &str, args: &[&str]) {
 }
 
 #[test]
-fn describe_and_health_filters_match_java_as_a_node_goes_and_returns() {
+pub fn describe_and_health_filters_match_java_as_a_node_goes_and_returns() {
     let Some(c) = Session::begin() else {
         return;
     };
