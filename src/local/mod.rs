@@ -3,6 +3,7 @@
 //! - [`admin`]: topic admin for the client API, answering as a one-broker cluster.
 //! - [`configs`]: entity configs for `kafka-configs` (topic overrides, `config.properties`).
 //! - [`logdir`]: the directory, its topics' metadata and the log-dir lock.
+//! - [`cleaner`]: Kafka's log cleaner for compacted topics.
 //! - [`board`]: each topic's change board, where appends note new log ends for idle readers.
 //! - [`partition`]: one partition's log: append, recovery, snapshot, read, retention.
 //! - [`producer`], [`write_behind`]: the producer's writer: batches gathered per partition and
@@ -15,6 +16,7 @@
 
 pub mod admin;
 pub mod board;
+pub mod cleaner;
 pub mod configs;
 pub mod error;
 pub mod file_stamp;

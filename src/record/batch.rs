@@ -21,10 +21,11 @@ const MAGIC: i8 = 2;
 /// a reader allocate gigabytes.
 pub const MAX_DECOMPRESSED: usize = 256 * 1024 * 1024;
 
-const TIMESTAMP_TYPE_BIT: i16 = 0x08;
-const TRANSACTIONAL_BIT: i16 = 0x10;
-const CONTROL_BIT: i16 = 0x20;
-const DELETE_HORIZON_BIT: i16 = 0x40;
+pub(super) const COMPRESSION_BITS: i16 = 0x07;
+pub(super) const TIMESTAMP_TYPE_BIT: i16 = 0x08;
+pub(super) const TRANSACTIONAL_BIT: i16 = 0x10;
+pub(super) const CONTROL_BIT: i16 = 0x20;
+pub(super) const DELETE_HORIZON_BIT: i16 = 0x40;
 
 /// The fixed 61-byte header of a batch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -136,7 +137,7 @@ impl BatchHeader {
     }
 
     pub fn compression(&self) -> Result<Compression, RecordError> {
-        Compression::from_id(self.attributes & 0x07)
+        Compression::from_id(self.attributes & COMPRESSION_BITS)
     }
 
     pub fn timestamp_type(&self) -> TimestampType {
@@ -418,6 +419,84 @@ fn body_size(
     size
 }
 
+/// Appends one record whose body is `body` bytes long (see [`body_size`]) to `buf`.
+#[inline]
+fn put_record(
+    buf: &mut Vec<u8>,
+    body: usize,
+    timestamp_delta: i64,
+    offset_delta: i32,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+    headers: &[(&str, Option<&[u8]>)],
+) {
+    let put_bytes = |buf: &mut Vec<u8>, b: Option<&[u8]>| match b {
+        None => put_varint(buf, -1),
+        Some(b) => {
+            put_varint(buf, b.len() as i32);
+            buf.extend_from_slice(b);
+        }
+    };
+    buf.reserve(varlong_size(body as i64) + body);
+    put_varint(buf, body as i32);
+    buf.push(0);
+    put_varlong(buf, timestamp_delta);
+    put_varint(buf, offset_delta);
+    put_bytes(buf, key);
+    put_bytes(buf, value);
+    put_varint(buf, headers.len() as i32);
+    for (k, v) in headers {
+        put_bytes(buf, Some(k.as_bytes()));
+        put_bytes(buf, *v);
+    }
+}
+
+/// Appends a record with the given deltas to `buf`: for batches whose offsets have gaps (a
+/// cleaned batch keeps each record's own offset).
+pub(super) fn put_record_at(
+    buf: &mut Vec<u8>,
+    timestamp_delta: i64,
+    offset_delta: i32,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+    headers: &[(&str, Option<&[u8]>)],
+) {
+    let body = body_size(timestamp_delta, offset_delta, key, value, headers);
+    put_record(
+        buf,
+        body,
+        timestamp_delta,
+        offset_delta,
+        key,
+        value,
+        headers,
+    );
+}
+
+/// Appends a whole batch to `out`: `header`'s fields (its length, CRC and record count aside)
+/// with `count` records in `body` (compressed as the attributes say), the CRC computed.
+pub(super) fn put_batch(out: &mut Vec<u8>, header: &BatchHeader, count: i32, body: &[u8]) {
+    let start = out.len();
+    let length = (BATCH_OVERHEAD - LOG_OVERHEAD + body.len()) as i32;
+    out.reserve(BATCH_OVERHEAD + body.len());
+    out.extend_from_slice(&header.base_offset.to_be_bytes());
+    out.extend_from_slice(&length.to_be_bytes());
+    out.extend_from_slice(&header.partition_leader_epoch.to_be_bytes());
+    out.push(MAGIC as u8);
+    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(&header.attributes.to_be_bytes());
+    out.extend_from_slice(&header.last_offset_delta.to_be_bytes());
+    out.extend_from_slice(&header.base_timestamp.to_be_bytes());
+    out.extend_from_slice(&header.max_timestamp.to_be_bytes());
+    out.extend_from_slice(&header.producer_id.to_be_bytes());
+    out.extend_from_slice(&header.producer_epoch.to_be_bytes());
+    out.extend_from_slice(&header.base_sequence.to_be_bytes());
+    out.extend_from_slice(&count.to_be_bytes());
+    out.extend_from_slice(body);
+    let crc = crc32c::crc32c(&out[start + ATTRIBUTES_OFFSET..]);
+    out[start + CRC_OFFSET..start + CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
+}
+
 impl BatchBuilder {
     pub fn new(compression: Compression) -> Self {
         BatchBuilder {
@@ -506,26 +585,15 @@ impl BatchBuilder {
         // The first record's deltas take one byte each.
         let body =
             size.first_body - 2 + varlong_size(timestamp_delta) + varlong_size(self.count as i64);
-        let put_bytes = |buf: &mut Vec<u8>, b: Option<&[u8]>| match b {
-            None => put_varint(buf, -1),
-            Some(b) => {
-                put_varint(buf, b.len() as i32);
-                buf.extend_from_slice(b);
-            }
-        };
-        let buf = &mut self.records;
-        buf.reserve(varlong_size(body as i64) + body);
-        put_varint(buf, body as i32);
-        buf.push(0);
-        put_varlong(buf, timestamp_delta);
-        put_varint(buf, self.count);
-        put_bytes(buf, key);
-        put_bytes(buf, value);
-        put_varint(buf, headers.len() as i32);
-        for (k, v) in headers {
-            put_bytes(buf, Some(k.as_bytes()));
-            put_bytes(buf, *v);
-        }
+        put_record(
+            &mut self.records,
+            body,
+            timestamp_delta,
+            self.count,
+            key,
+            value,
+            headers,
+        );
         self.count += 1;
     }
 

@@ -7,6 +7,7 @@
 pub mod batch;
 pub mod compression;
 pub mod reader;
+pub mod rewrite;
 pub mod varint;
 
 pub use batch::{
@@ -16,6 +17,7 @@ pub use batch::{
 };
 pub use compression::Compression;
 pub use reader::{RawHeaders, RawRecord, RecordReader, RecordSource};
+pub use rewrite::{BatchRewriter, empty_batch};
 
 /// One record header: Kafka header keys are strings, values may be null.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
