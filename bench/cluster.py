@@ -57,7 +57,7 @@ def main():
         else:
             cluster_dir = os.path.join(work, "cluster")
             # The nodes die with this script, however it ends.
-            env = dict(os.environ, KAFKIT_BROKER_OWNER=str(os.getpid()))
+            env = dict(os.environ, KAFKIT_BROKER_OWNER=str(os.getpid()), KAFKIT_BROKER_JVM="upstream")
             proc = subprocess.run(["bash", CLUSTER, "start", cluster_dir], env=env,
                                   capture_output=True)
             if proc.returncode != 0:

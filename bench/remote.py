@@ -92,7 +92,7 @@ def start_broker(work):
     """Starts a broker in work/broker, which dies with this script however it ends; returns
     (bootstrap address, broker directory)."""
     broker_dir = os.path.join(work, "broker")
-    env = dict(os.environ, KAFKIT_BROKER_OWNER=str(os.getpid()))
+    env = dict(os.environ, KAFKIT_BROKER_OWNER=str(os.getpid()), KAFKIT_BROKER_JVM="upstream")
     proc = subprocess.run(["bash", SCRIPT, "start", broker_dir], env=env, capture_output=True)
     if proc.returncode != 0:
         sys.exit(f"the broker did not start:\n{proc.stderr.decode(errors='replace')}")

@@ -96,7 +96,7 @@ def main():
             proc.terminate()
             proc.wait()
         kafka_dir = os.path.join(work, "kafka")
-        env = dict(os.environ, KAFKIT_BROKER_OWNER=str(os.getpid()))
+        env = dict(os.environ, KAFKIT_BROKER_OWNER=str(os.getpid()), KAFKIT_BROKER_JVM="upstream")
         t0 = time.perf_counter()
         out = subprocess.run(["bash", SCRIPT, "start", kafka_dir], env=env, capture_output=True)
         kafka_start = time.perf_counter() - t0

@@ -26,7 +26,8 @@
 #
 # Environment: KAFKIT_KAFKA_HOME (cache dir, default <repo>/target/kafka-$KAFKA_VERSION),
 # KAFKIT_BROKER_START_TIMEOUT (seconds, default 120), JAVA (default java), MVN (default mvn),
-# KAFKIT_BROKER_OWNER (start and restart: a pid; the broker is killed once that process is gone).
+# KAFKIT_BROKER_OWNER (start and restart: a pid; the broker is killed once that process is gone),
+# KAFKIT_BROKER_JVM (upstream: Kafka's own JVM settings for the brokers; see BROKER_JVM).
 # KAFKIT_BROKER_EXTRA_PROPERTIES (start: lines appended to the broker's server.properties).
 # Exit status 3 means a prerequisite is missing (Java 17+ or Maven): the caller may skip.
 set -euo pipefail
@@ -46,12 +47,20 @@ LIBS=$KAFKA_HOME/libs
 JAVA=${JAVA:-java}
 MVN=${MVN:-mvn}
 START_TIMEOUT=${KAFKIT_BROKER_START_TIMEOUT:-120}
-# A smaller heap than kafka-run-class.sh's 1G is plenty for tests. The test brokers share two
-# cores with the suite, so they spend as little CPU as they can: the C1-only JIT and the serial
-# collector (upstream: G1 and the optimising compiler, for throughput under load) take about a
-# fifth less CPU to start and two fifths less while idle (5.2 -> 4.0 core-s to ready, 1.6 ->
-# 1.0 core-s per idle 30 s, measured on the CI machine).
-BROKER_JVM=(-Xms512m -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true)
+# The brokers' JVM options, with a smaller heap than kafka-run-class.sh's 1G (plenty here).
+# The test brokers share two cores with the suite, so by default they spend as little CPU as
+# they can: the C1-only JIT and the serial collector take about a fifth less CPU to start and
+# two fifths less while idle (5.2 -> 4.0 core-s to ready, 1.6 -> 1.0 core-s per idle 30 s, on
+# the CI machine). KAFKIT_BROKER_JVM=upstream gives kafka-run-class.sh's own settings (G1 and
+# the optimising compiler), with which the benchmarks measure Kafka as its users run it.
+if [[ ${KAFKIT_BROKER_JVM:-lean} == upstream ]]; then
+    BROKER_JVM=(-Xms512m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20
+        -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent
+        -Djava.awt.headless=true)
+else
+    BROKER_JVM=(-Xms512m -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
+        -Djava.awt.headless=true)
+fi
 # Tools are short-lived: the C1-only JIT roughly halves their start-up on two cores.
 TOOL_JVM=(-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true)
 
