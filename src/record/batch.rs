@@ -608,29 +608,27 @@ impl BatchBuilder {
             compressed = self.compression.compress(&self.records)?;
             &compressed
         };
-        let start = out.len();
-        let length = (BATCH_OVERHEAD - LOG_OVERHEAD + body.len()) as i32;
         let mut attributes = self.compression.id();
         if self.transactional {
             attributes |= TRANSACTIONAL_BIT;
         }
-        out.reserve(BATCH_OVERHEAD + body.len());
-        out.extend_from_slice(&base_offset.to_be_bytes());
-        out.extend_from_slice(&length.to_be_bytes());
-        out.extend_from_slice(&(-1i32).to_be_bytes());
-        out.push(MAGIC as u8);
-        out.extend_from_slice(&[0; 4]);
-        out.extend_from_slice(&attributes.to_be_bytes());
-        out.extend_from_slice(&(self.count - 1).max(0).to_be_bytes());
-        out.extend_from_slice(&self.base_timestamp.to_be_bytes());
-        out.extend_from_slice(&self.max_timestamp.to_be_bytes());
-        out.extend_from_slice(&self.producer_id.to_be_bytes());
-        out.extend_from_slice(&self.producer_epoch.to_be_bytes());
-        out.extend_from_slice(&self.base_sequence.to_be_bytes());
-        out.extend_from_slice(&self.count.to_be_bytes());
-        out.extend_from_slice(body);
-        let crc = crc32c::crc32c(&out[start + ATTRIBUTES_OFFSET..]);
-        out[start + CRC_OFFSET..start + CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
+        let header = BatchHeader {
+            base_offset,
+            length: 0,
+            // Unknown, as producers write it.
+            partition_leader_epoch: -1,
+            magic: MAGIC,
+            crc: 0,
+            attributes,
+            last_offset_delta: (self.count - 1).max(0),
+            base_timestamp: self.base_timestamp,
+            max_timestamp: self.max_timestamp,
+            producer_id: self.producer_id,
+            producer_epoch: self.producer_epoch,
+            base_sequence: self.base_sequence,
+            records_count: self.count,
+        };
+        put_batch(out, &header, self.count, body);
         if self.base_sequence >= 0 {
             self.base_sequence = self.base_sequence.wrapping_add(self.count) & i32::MAX;
         }
