@@ -12,7 +12,7 @@ binary itself, named `<binary>: (no test result: ...)`.
 import re
 import sys
 
-# `     Running tests/console.rs (target/debug/deps/console-0123abcd)` or
+# `     Running tests/local/main.rs (target/debug/deps/local-0123abcd)` or
 # `     Running unittests src/lib.rs (target/debug/deps/kafkit-0123abcd)`
 RUNNING = re.compile(r"^\s+Running (?:unittests )?(\S+) \(")
 FAILED_TEST = re.compile(r"^test (\S+) \.\.\. FAILED$")

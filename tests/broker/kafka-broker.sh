@@ -27,7 +27,8 @@
 # Environment: KAFKIT_KAFKA_HOME (cache dir, default <repo>/target/kafka-$KAFKA_VERSION),
 # KAFKIT_BROKER_START_TIMEOUT (seconds, default 120), JAVA (default java), MVN (default mvn),
 # KAFKIT_BROKER_OWNER (start and restart: a pid; the broker is killed once that process is gone),
-# KAFKIT_BROKER_JVM (upstream: Kafka's own JVM settings for the brokers; see BROKER_JVM).
+# KAFKIT_BROKER_JVM (the brokers' JVM settings: lean, the default, or upstream, Kafka's own;
+# see BROKER_JVM).
 # KAFKIT_BROKER_EXTRA_PROPERTIES (start: lines appended to the broker's server.properties).
 # Exit status 3 means a prerequisite is missing (Java 17+ or Maven): the caller may skip.
 set -euo pipefail

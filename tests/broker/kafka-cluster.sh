@@ -23,7 +23,7 @@
 # them too at its end (it reads every node's pid file).
 #
 # Environment: as kafka-broker.sh (KAFKIT_KAFKA_HOME, KAFKIT_BROKER_START_TIMEOUT, JAVA, MVN,
-# KAFKIT_BROKER_OWNER), and KAFKIT_CLUSTER_HEAP (each JVM's heap, default 384m: three of them
+# KAFKIT_BROKER_OWNER, KAFKIT_BROKER_JVM), and KAFKIT_CLUSTER_HEAP (each JVM's heap, default 384m: three of them
 # share the machine). Exit status 3: Java 17+ or Maven is missing.
 set -euo pipefail
 
