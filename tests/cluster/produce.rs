@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use super::harness::{Session, unique};
+use super::harness::{Layout, Session, unique};
 use crate::common::broker::CONSOLE_PRODUCER;
 use crate::common::text;
 
@@ -288,6 +288,19 @@ pub fn too_few_in_sync_replicas_fail_after_retries_and_the_delivery_timeout() {
     c.kill(down);
     c.wait_for("the killed node out of the ISR", || {
         !c.layout(&topic)[0].isr.contains(&down)
+    });
+    // And out of the leader's own view: a node that answers Metadata may have applied the
+    // shrink before the leader, which meanwhile appends a write and waits for the dead node
+    // (REQUEST_TIMED_OUT) instead of refusing it, and commits it once it shrinks the ISR too.
+    let leader = c.layout(&topic)[0].leader.expect("a leader");
+    c.wait_for("the killed node out of the leader's ISR", || {
+        let out = c.ours_at(
+            &c.address(leader),
+            "kafka-topics",
+            &["--describe", "--topic", &topic],
+            None,
+        );
+        out.status.success() && !Layout::parse(&text(&out.stdout))[0].isr.contains(&down)
     });
 
     // The console's 3 retries, then the broker's refusal in one line.
