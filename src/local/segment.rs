@@ -3,9 +3,12 @@
 //!
 //! A batch is *good* when: at least 61 bytes remain, the header parses (length ≥ 49, magic 2),
 //! the partition leader epoch is 0 (this log always writes 0; the CRC does not cover it, so this
-//! is the only way to notice a flipped epoch), `records_count == last_offset_delta + 1`, its base
-//! offset is the one expected (offsets are dense), its offsets fit the segment's int32 relative
-//! range, the whole batch lies before the scan limit, and the CRC-32C matches. The first batch
+//! is the only way to notice a flipped epoch), it holds at most `last_offset_delta + 1` records
+//! (fewer once the cleaner has removed some; the CRC covers both fields), its base offset is the
+//! one expected (offsets are dense; in a partition the cleaner has compacted, marked by its
+//! [`CLEANER_CHECKPOINT`] file, a batch may start past it, but never before), its offsets fit
+//! the segment's int32 relative range, the whole batch lies before the scan limit, and the
+//! CRC-32C matches. The first batch
 //! that is not good ends the scan with `Step::Bad`; the caller decides between "torn tail" and
 //! "corruption" with `find_valid_batch_after`.
 //!
@@ -24,6 +27,16 @@ use crate::record::{BATCH_OVERHEAD, BatchHeader, LOG_OVERHEAD, verify_crc};
 pub(crate) const LOG_SUFFIX: &str = ".log";
 pub(crate) const INDEX_SUFFIX: &str = ".index";
 pub(crate) const TIMEINDEX_SUFFIX: &str = ".timeindex";
+
+/// A partition's cleaner checkpoint: the offset its next cleaning starts from (Kafka's
+/// `cleaner-offset-checkpoint`, one per partition here). Its presence means the log may have
+/// gaps: offsets that compaction removed.
+pub(crate) const CLEANER_CHECKPOINT: &str = "cleaner-checkpoint";
+
+/// Whether the partition in `dir` may have gaps in its offsets (see [`CLEANER_CHECKPOINT`]).
+pub(crate) fn may_have_gaps(dir: &Path) -> bool {
+    dir.join(CLEANER_CHECKPOINT).is_file()
+}
 
 /// How much a scan reads per pread.
 pub(crate) const SCAN_CHUNK: usize = 1 << 20;
@@ -120,6 +133,7 @@ pub(crate) fn check_header(
     h: &BatchHeader,
     seg_base: i64,
     expected: Option<i64>,
+    gaps: bool,
 ) -> Option<String> {
     if h.partition_leader_epoch != 0 {
         return Some(format!(
@@ -127,14 +141,17 @@ pub(crate) fn check_header(
             h.partition_leader_epoch
         ));
     }
-    if h.last_offset_delta < 0 || h.records_count as i64 != h.last_offset_delta as i64 + 1 {
+    if h.last_offset_delta < 0
+        || h.records_count < 0
+        || h.records_count as i64 > h.last_offset_delta as i64 + 1
+    {
         return Some(format!(
             "{} records with last offset delta {}",
             h.records_count, h.last_offset_delta
         ));
     }
     if let Some(expected) = expected
-        && h.base_offset != expected
+        && (h.base_offset < expected || (!gaps && h.base_offset != expected))
     {
         return Some(format!(
             "base offset {} where {expected} was expected",
@@ -196,6 +213,8 @@ pub(crate) struct Scanner<'f> {
     pos: u64,
     end: u64,
     expected: Option<i64>,
+    /// The partition may have gaps (see [`may_have_gaps`]).
+    gaps: bool,
     buf: Vec<u8>,
     buf_start: u64,
     buf_len: usize,
@@ -220,6 +239,7 @@ impl<'f> Scanner<'f> {
             pos: start,
             end,
             expected: (start == 0).then_some(seg_base),
+            gaps: path.parent().is_some_and(may_have_gaps),
             buf: Vec::new(),
             buf_start: 0,
             buf_len: 0,
@@ -318,7 +338,7 @@ impl<'f> Scanner<'f> {
             Ok(h) => h,
             Err(e) => return bad(e.to_string()),
         };
-        if let Some(reason) = check_header(&header, self.seg_base, self.expected) {
+        if let Some(reason) = check_header(&header, self.seg_base, self.expected, self.gaps) {
             return bad(reason);
         }
         let total = header.total_size() as u64;
@@ -399,7 +419,9 @@ pub(crate) fn find_valid_batch_after(
             let Ok(header) = BatchHeader::parse(b) else {
                 continue;
             };
-            if header.base_offset < min_base || check_header(&header, seg_base, None).is_some() {
+            if header.base_offset < min_base
+                || check_header(&header, seg_base, None, false).is_some()
+            {
                 continue;
             }
             let ok = if i as u64 + total <= n as u64 {

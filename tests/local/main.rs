@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod compacted;
 mod configs;
 mod console;
 mod console_groups;

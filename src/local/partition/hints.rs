@@ -31,7 +31,7 @@ pub(super) fn entry_points_at_batch(log: &File, base: i64, limit: u64, e: Offset
     }
     match BatchHeader::parse(&b) {
         Ok(h) => {
-            check_header(&h, base, None).is_none()
+            check_header(&h, base, None, false).is_none()
                 && h.last_offset() == base + e.relative_offset as i64
                 && pos + h.total_size() as u64 <= limit
         }

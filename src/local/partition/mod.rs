@@ -11,6 +11,9 @@
 //!   DeleteRecords, written as tmp, fsync, rename, directory fsync. Missing means "the first
 //!   segment's base offset". It may lie inside a segment (after DeleteRecords): readers skip
 //!   the records below it.
+//! - `cleaner-checkpoint`: `0\n<offset>\n`, where the next cleaning of a compacted topic starts.
+//!   Its presence means the log may have gaps: offsets the cleaner removed, which readers skip
+//!   (see [`super::segment`]).
 //! - `partition.metadata` (the topic code's), `*.tmp` and anything else: ignored. A `.log` file
 //!   with a malformed name is an error (see `super::segment::list_segments`).
 //!

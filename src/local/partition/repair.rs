@@ -15,7 +15,8 @@ use crate::kafka::repair::{Cut, RepairReport};
 use crate::local::error::{IoContext, Result};
 use crate::local::lock::LockMode;
 use crate::local::segment::{
-    INDEX_SUFFIX, LOG_SUFFIX, SCAN_CHUNK, Scanner, Step, TIMEINDEX_SUFFIX, segment_path, sync_dir,
+    INDEX_SUFFIX, LOG_SUFFIX, SCAN_CHUNK, Scanner, Step, TIMEINDEX_SUFFIX, may_have_gaps,
+    segment_path, sync_dir,
 };
 
 /// The first damage a full scan met: in segment number `index`, at `position`.
@@ -98,9 +99,12 @@ impl PartitionLog {
     /// start where the one before it ended.
     fn first_damage(&self, bases: &[i64]) -> Result<Option<Damage>> {
         let mut expected: Option<i64> = None;
+        // Compaction may have removed the offsets between two segments.
+        let gaps = may_have_gaps(&self.dir);
         for (index, &base) in bases.iter().enumerate() {
             if let Some(next) = expected
                 && base > next
+                && !gaps
             {
                 return Ok(Some(Damage {
                     index,

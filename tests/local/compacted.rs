@@ -1,0 +1,168 @@
+//! A partition the cleaner has compacted, marked by its `cleaner-checkpoint`, has gaps in its
+//! offsets: inside batches (records removed), between batches (batches removed) and between
+//! segments, and empty batches that keep a producer's or a round's last offset. The tools read
+//! it as Kafka's read a compacted log, skipping the gaps; the same files without the mark are
+//! damage, since a log that was never compacted has dense offsets.
+
+use crate::common::{Kafkit, text};
+
+use kafkit::record::{
+    BatchBuilder, BatchHeader, BatchRewriter, Compression, empty_batch, for_each_record,
+    set_partition_leader_epoch,
+};
+
+/// A dense batch at `base`, one record per key, each valued `v<offset>`, with the leader epoch
+/// this log writes (0).
+fn batch(base: i64, keys: &[&str]) -> Vec<u8> {
+    // Now: older records would go by the topic's retention.ms.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let mut b = BatchBuilder::new(Compression::None);
+    for (i, key) in keys.iter().enumerate() {
+        let value = format!("v{}", base + i as i64);
+        b.append(now, Some(key.as_bytes()), Some(value.as_bytes()), &[]);
+    }
+    let mut out = b.build(base).unwrap();
+    set_partition_leader_epoch(&mut out, 0);
+    out
+}
+
+/// `original` with only the records at `keep`, as the cleaner writes it.
+fn keeping(original: &[u8], keep: &[i64]) -> Vec<u8> {
+    let header = BatchHeader::parse(original).unwrap();
+    let mut rewriter = BatchRewriter::new(&header, None);
+    for_each_record(original, &mut Vec::new(), |r| {
+        if keep.contains(&r.offset) {
+            rewriter.push(&r)?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    let mut out = Vec::new();
+    rewriter.finish_into(&mut out).unwrap();
+    out
+}
+
+/// Topic `t` (one partition) as a cleaning would leave it: in the closed segment 0, offsets 1
+/// and 3 of batch 0..=3, an empty batch 4..=5, nothing at 6 and 7, then 8 and 9; the closed
+/// segment 12 (10 and 11 gone with their segment) holding 12; and the active segment 13
+/// holding 13 and 14, as written. Marked compacted when `marked`.
+fn compacted_topic(marked: bool) -> Kafkit {
+    let k = Kafkit::new();
+    k.ok(
+        "kafka-topics",
+        &["--create", "--topic", "t", "--partitions", "1"],
+        None,
+    );
+    let dir = k.path("t-0");
+    let mut first = keeping(&batch(0, &["a", "b", "a", "c"]), &[1, 3]);
+    first.extend(empty_batch(
+        &BatchHeader::parse(&batch(4, &["a", "b"])).unwrap(),
+    ));
+    first.extend(batch(8, &["a", "d"]));
+    std::fs::write(dir.join("00000000000000000000.log"), first).unwrap();
+    std::fs::write(dir.join("00000000000000000012.log"), batch(12, &["e"])).unwrap();
+    std::fs::write(dir.join("00000000000000000013.log"), batch(13, &["f", "g"])).unwrap();
+    for name in [
+        "00000000000000000000.index",
+        "00000000000000000000.timeindex",
+    ] {
+        let _ = std::fs::remove_file(dir.join(name));
+    }
+    if marked {
+        std::fs::write(dir.join("cleaner-checkpoint"), "0\n13\n").unwrap();
+    }
+    k
+}
+
+#[test]
+fn consumers_skip_the_gaps_of_a_compacted_log() {
+    let k = compacted_topic(true);
+    let out = k.consume(
+        "t",
+        6,
+        &[
+            "--property",
+            "print.offset=true",
+            "--property",
+            "print.key=true",
+        ],
+    );
+    assert_eq!(
+        out,
+        "Offset:1\tb\tv1\nOffset:3\tc\tv3\nOffset:8\ta\tv8\nOffset:9\td\tv9\nOffset:12\te\tv12\nOffset:13\tf\tv13\n"
+    );
+    // From an offset inside a gap, reading starts at the next record there is.
+    let out = k.ok(
+        "kafka-console-consumer",
+        &[
+            "--topic",
+            "t",
+            "--partition",
+            "0",
+            "--offset",
+            "5",
+            "--max-messages",
+            "2",
+            "--timeout-ms",
+            "5000",
+            "--property",
+            "print.offset=true",
+        ],
+        None,
+    );
+    assert_eq!(out, "Offset:8\tv8\nOffset:9\tv9\n");
+}
+
+#[test]
+fn offsets_and_dumps_of_a_compacted_log() {
+    let k = compacted_topic(true);
+    assert_eq!(
+        k.ok("kafka-get-offsets", &["--topic", "t"], None),
+        "t:0:15\n"
+    );
+    assert_eq!(
+        k.ok("kafka-get-offsets", &["--topic", "t", "--time", "-2"], None),
+        "t:0:0\n"
+    );
+    let segment = k.path("t-0/00000000000000000000.log");
+    let dump = k.ok(
+        "kafka-dump-log",
+        &["--files", segment.to_str().unwrap(), "--print-data-log"],
+        None,
+    );
+    assert!(
+        dump.contains("baseOffset: 0 lastOffset: 3 count: 2"),
+        "{dump}"
+    );
+    assert!(
+        dump.contains("baseOffset: 4 lastOffset: 5 count: 0"),
+        "{dump}"
+    );
+    assert!(dump.contains("| offset: 3 "), "{dump}");
+}
+
+#[test]
+fn the_same_gaps_in_a_log_never_compacted_are_damage() {
+    let k = compacted_topic(false);
+    let out = k.run(
+        "kafka-console-consumer",
+        &[
+            "--topic",
+            "t",
+            "--from-beginning",
+            "--max-messages",
+            "6",
+            "--timeout-ms",
+            "5000",
+        ],
+        None,
+    );
+    assert!(!out.status.success(), "{}", text(&out.stdout));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("00000000000000000000.log"), "{stderr}");
+    assert!(stderr.contains("base offset 8 where 6 was expected"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
