@@ -163,6 +163,9 @@ fn the_same_gaps_in_a_log_never_compacted_are_damage() {
     assert!(!out.status.success(), "{}", text(&out.stdout));
     let stderr = text(&out.stderr);
     assert!(stderr.contains("00000000000000000000.log"), "{stderr}");
-    assert!(stderr.contains("base offset 8 where 6 was expected"), "{stderr}");
+    assert!(
+        stderr.contains("base offset 8 where 6 was expected"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
