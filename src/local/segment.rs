@@ -6,11 +6,10 @@
 //! is the only way to notice a flipped epoch), it holds at most `last_offset_delta + 1` records
 //! (fewer once the cleaner has removed some; the CRC covers both fields), its base offset is the
 //! one expected (offsets are dense; in a partition the cleaner has compacted, marked by its
-//! [`CLEANER_CHECKPOINT`] file, a batch may start past it, but never before), its offsets fit
+//! `cleaner-checkpoint` file, a batch may start past it, but never before), its offsets fit
 //! the segment's int32 relative range, the whole batch lies before the scan limit, and the
-//! CRC-32C matches. The first batch
-//! that is not good ends the scan with `Step::Bad`; the caller decides between "torn tail" and
-//! "corruption" with `find_valid_batch_after`.
+//! CRC-32C matches. The first batch that is not good ends the scan with `Step::Bad`; the
+//! caller decides between "torn tail" and "corruption" with `find_valid_batch_after`.
 //!
 //! Large batches are CRC-checked in chunks, so a damaged length field never causes an allocation
 //! larger than the scan chunk.
