@@ -17,7 +17,7 @@ pub use batch::{
 };
 pub use compression::Compression;
 pub use reader::{RawHeaders, RawRecord, RecordReader, RecordSource};
-pub use rewrite::{BatchRewriter, empty_batch};
+pub use rewrite::{BatchRewriter, empty_batch, rewrite_batch};
 
 /// One record header: Kafka header keys are strings, values may be null.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]

@@ -12,7 +12,7 @@ use super::batch::{
     BatchHeader, COMPRESSION_BITS, CONTROL_BIT, DELETE_HORIZON_BIT, RecordRef, TIMESTAMP_TYPE_BIT,
     TRANSACTIONAL_BIT, put_batch, put_record_at,
 };
-use super::{RecordError, TimestampType};
+use super::{RecordError, TimestampType, for_each_record_crc};
 
 /// Builds the new version of one batch from the records it keeps, pushed in offset order.
 #[derive(Debug)]
@@ -100,6 +100,26 @@ impl BatchRewriter {
     }
 }
 
+/// Appends to `out` one whole batch, whose CRC its caller has checked, written again with the
+/// records `keep` accepts (see [`BatchRewriter`]).
+pub fn rewrite_batch(
+    batch: &[u8],
+    delete_horizon: Option<i64>,
+    scratch: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+    mut keep: impl FnMut(&RecordRef<'_>) -> bool,
+) -> Result<(), RecordError> {
+    let header = BatchHeader::parse(batch)?;
+    let mut rewriter = BatchRewriter::new(&header, delete_horizon);
+    for_each_record_crc(batch, scratch, false, |r| {
+        if keep(&r) {
+            rewriter.push(&r)?;
+        }
+        Ok(())
+    })?;
+    rewriter.finish_into(out)
+}
+
 /// The bare header kept in place of a batch whose records are all gone (Kafka's
 /// `writeEmptyHeader`): base and last offset, producer fields, leader epoch, timestamp type,
 /// max timestamp and the transactional and control flags are copied; the base timestamp is -1,
@@ -117,7 +137,7 @@ pub fn empty_batch(header: &BatchHeader) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{BatchBuilder, Compression, decode_batch, for_each_record};
+    use crate::record::{BatchBuilder, Compression, decode_batch};
 
     /// Five records at offsets 100..=104 with timestamps 1000..=1004, keys k0..k4, from
     /// producer 7 (epoch 2, base sequence 30), leader epoch 9.
@@ -141,18 +161,11 @@ mod tests {
 
     /// Rewrites `original` keeping the records at `keep`.
     fn rewrite(original: &[u8], keep: &[i64], horizon: Option<i64>) -> Vec<u8> {
-        let header = BatchHeader::parse(original).unwrap();
-        let mut rewriter = BatchRewriter::new(&header, horizon);
-        let mut scratch = Vec::new();
-        for_each_record(original, &mut scratch, |r| {
-            if keep.contains(&r.offset) {
-                rewriter.push(&r)?;
-            }
-            Ok(())
+        let mut out = Vec::new();
+        rewrite_batch(original, horizon, &mut Vec::new(), &mut out, |r| {
+            keep.contains(&r.offset)
         })
         .unwrap();
-        let mut out = Vec::new();
-        rewriter.finish_into(&mut out).unwrap();
         out
     }
 

@@ -7,8 +7,7 @@
 use crate::common::{Kafkit, text};
 
 use kafkit::record::{
-    BatchBuilder, BatchHeader, BatchRewriter, Compression, empty_batch, for_each_record,
-    set_partition_leader_epoch,
+    BatchBuilder, BatchHeader, Compression, empty_batch, rewrite_batch, set_partition_leader_epoch,
 };
 
 /// A dense batch at `base`, one record per key, each valued `v<offset>`, with the leader epoch
@@ -31,17 +30,11 @@ fn batch(base: i64, keys: &[&str]) -> Vec<u8> {
 
 /// `original` with only the records at `keep`, as the cleaner writes it.
 fn keeping(original: &[u8], keep: &[i64]) -> Vec<u8> {
-    let header = BatchHeader::parse(original).unwrap();
-    let mut rewriter = BatchRewriter::new(&header, None);
-    for_each_record(original, &mut Vec::new(), |r| {
-        if keep.contains(&r.offset) {
-            rewriter.push(&r)?;
-        }
-        Ok(())
+    let mut out = Vec::new();
+    rewrite_batch(original, None, &mut Vec::new(), &mut out, |r| {
+        keep.contains(&r.offset)
     })
     .unwrap();
-    let mut out = Vec::new();
-    rewriter.finish_into(&mut out).unwrap();
     out
 }
 

@@ -16,7 +16,7 @@
 use std::collections::HashSet;
 
 use super::offset_map::OffsetMap;
-use crate::record::{BatchHeader, BatchRewriter, RecordError, empty_batch, for_each_record_crc};
+use crate::record::{BatchHeader, RecordError, empty_batch, for_each_record_crc, rewrite_batch};
 
 /// What a round goes by, the same for every batch it cleans.
 #[derive(Debug)]
@@ -150,17 +150,11 @@ pub fn retain_batch(
     } else {
         None
     };
-    let mut rewriter = BatchRewriter::new(&header, horizon);
-    let mut index = 0;
-    for_each_record_crc(batch, scratch, false, |r| {
-        if keep[index] {
-            rewriter.push(&r)?;
-        }
-        index += 1;
-        Ok(())
-    })?;
     let mut out = Vec::with_capacity(batch.len());
-    rewriter.finish_into(&mut out)?;
+    let mut verdicts = keep.iter();
+    rewrite_batch(batch, horizon, scratch, &mut out, |_| {
+        verdicts.next().copied().unwrap_or(false)
+    })?;
     Ok((Retained::Rewritten(out), counts))
 }
 
