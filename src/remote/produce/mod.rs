@@ -106,8 +106,6 @@ struct Slot {
     batch: Bytes,
     state: SlotState,
     queued_at: Instant,
-    /// Sent at least once: the broker may have written it, whatever came back.
-    sent: bool,
     /// A send of it ended without a clear answer (a lost connection, REQUEST_TIMED_OUT): the
     /// broker may have written it. A batch only ever refused cannot be in the log.
     maybe_written: bool,
@@ -265,7 +263,6 @@ impl Producer {
             batch,
             state: SlotState::Queued,
             queued_at: Instant::now(),
-            sent: false,
             maybe_written: false,
         });
         let result = self.runtime.block_on(self.sender.drive(false));

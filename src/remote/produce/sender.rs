@@ -42,16 +42,17 @@ impl Sender {
             .iter()
             .flat_map(|q| q.slots.iter())
             .filter(|s| s.state != SlotState::Acked);
-        let (mut records, mut sent) = (0, 0);
+        let (mut records, mut written) = (0, 0);
         for slot in unacked {
             records += record_count(&slot.batch);
-            if slot.sent {
-                sent += record_count(&slot.batch);
+            // In flight, its answer unread: as unclear as a lost one.
+            if slot.maybe_written || slot.state == SlotState::InFlight {
+                written += record_count(&slot.batch);
             }
         }
         let message = if records > 0 {
             format!(
-                "{e}; {records} record(s) not acknowledged ({sent} of them sent, which the broker may have written)"
+                "{e}; {records} record(s) not acknowledged ({written} of them sent without a clear answer, which the broker may have written)"
             )
         } else {
             e.to_string()
@@ -179,7 +180,6 @@ impl Sender {
             let q = &mut self.queues[*p as usize];
             if let Some(slot) = q.slots.iter_mut().find(|s| s.state == SlotState::Queued) {
                 slot.state = state;
-                slot.sent = true;
             }
             q.pop_acked();
         }
