@@ -212,8 +212,9 @@ pub(crate) struct Scanner<'f> {
     pos: u64,
     end: u64,
     expected: Option<i64>,
-    /// The partition may have gaps (see [`may_have_gaps`]).
-    gaps: bool,
+    /// Whether the partition may have gaps (see [`may_have_gaps`]), looked up the first time a
+    /// batch starts past the offset expected: a dense log never pays for the lookup.
+    gaps: Option<bool>,
     buf: Vec<u8>,
     buf_start: u64,
     buf_len: usize,
@@ -238,7 +239,7 @@ impl<'f> Scanner<'f> {
             pos: start,
             end,
             expected: (start == 0).then_some(seg_base),
-            gaps: path.parent().is_some_and(may_have_gaps),
+            gaps: None,
             buf: Vec::new(),
             buf_start: 0,
             buf_len: 0,
@@ -337,7 +338,17 @@ impl<'f> Scanner<'f> {
             Ok(h) => h,
             Err(e) => return bad(e.to_string()),
         };
-        if let Some(reason) = check_header(&header, self.seg_base, self.expected, self.gaps) {
+        let mut verdict = check_header(&header, self.seg_base, self.expected, false);
+        if verdict.is_some() && self.expected.is_some_and(|e| header.base_offset > e) {
+            let path = self.path;
+            let gaps = *self
+                .gaps
+                .get_or_insert_with(|| path.parent().is_some_and(may_have_gaps));
+            if gaps {
+                verdict = check_header(&header, self.seg_base, self.expected, true);
+            }
+        }
+        if let Some(reason) = verdict {
             return bad(reason);
         }
         let total = header.total_size() as u64;

@@ -99,12 +99,11 @@ impl PartitionLog {
     /// start where the one before it ended.
     fn first_damage(&self, bases: &[i64]) -> Result<Option<Damage>> {
         let mut expected: Option<i64> = None;
-        // Compaction may have removed the offsets between two segments.
-        let gaps = may_have_gaps(&self.dir);
         for (index, &base) in bases.iter().enumerate() {
+            // Compaction may have removed the offsets between two segments.
             if let Some(next) = expected
                 && base > next
-                && !gaps
+                && !may_have_gaps(&self.dir)
             {
                 return Ok(Some(Damage {
                     index,
