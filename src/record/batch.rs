@@ -21,7 +21,7 @@ const MAGIC: i8 = 2;
 /// a reader allocate gigabytes.
 pub const MAX_DECOMPRESSED: usize = 256 * 1024 * 1024;
 
-pub(super) const COMPRESSION_BITS: i16 = 0x07;
+const COMPRESSION_BITS: i16 = 0x07;
 pub(super) const TIMESTAMP_TYPE_BIT: i16 = 0x08;
 pub(super) const TRANSACTIONAL_BIT: i16 = 0x10;
 pub(super) const CONTROL_BIT: i16 = 0x20;

@@ -9,8 +9,8 @@
 //! ([`empty_batch`], Kafka's `writeEmptyHeader`).
 
 use super::batch::{
-    BatchHeader, COMPRESSION_BITS, CONTROL_BIT, DELETE_HORIZON_BIT, RecordRef, TIMESTAMP_TYPE_BIT,
-    TRANSACTIONAL_BIT, put_batch, put_record_at,
+    BatchHeader, CONTROL_BIT, DELETE_HORIZON_BIT, RecordRef, TIMESTAMP_TYPE_BIT, TRANSACTIONAL_BIT,
+    put_batch, put_record_at,
 };
 use super::{RecordError, TimestampType, for_each_record_crc};
 
@@ -70,15 +70,6 @@ impl BatchRewriter {
         Ok(())
     }
 
-    /// The records pushed so far.
-    pub fn len(&self) -> usize {
-        self.count as usize
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
     /// Appends the rewritten batch to `out`, compressed with the original's codec.
     pub fn finish_into(self, out: &mut Vec<u8>) -> Result<(), RecordError> {
         let mut header = self.header;
@@ -127,7 +118,6 @@ pub fn rewrite_batch(
 pub fn empty_batch(header: &BatchHeader) -> Vec<u8> {
     let mut empty = header.clone();
     empty.attributes &= TIMESTAMP_TYPE_BIT | TRANSACTIONAL_BIT | CONTROL_BIT;
-    debug_assert_eq!(empty.attributes & COMPRESSION_BITS, 0);
     empty.base_timestamp = -1;
     let mut out = Vec::with_capacity(super::BATCH_OVERHEAD);
     put_batch(&mut out, &empty, 0, &[]);

@@ -54,13 +54,13 @@ START_TIMEOUT=${KAFKIT_BROKER_START_TIMEOUT:-120}
 # two fifths less while idle (5.2 -> 4.0 core-s to ready, 1.6 -> 1.0 core-s per idle 30 s, on
 # the CI machine). KAFKIT_BROKER_JVM=upstream gives kafka-run-class.sh's own settings (G1 and
 # the optimising compiler), with which the benchmarks measure Kafka as its users run it.
+# The heap comes first: kafka-cluster.sh replaces those two options with its own.
+BROKER_JVM=(-Xms512m -Xmx512m -Djava.awt.headless=true)
 if [[ ${KAFKIT_BROKER_JVM:-lean} == upstream ]]; then
-    BROKER_JVM=(-Xms512m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20
-        -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent
-        -Djava.awt.headless=true)
+    BROKER_JVM+=(-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35
+        -XX:+ExplicitGCInvokesConcurrent)
 else
-    BROKER_JVM=(-Xms512m -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
-        -Djava.awt.headless=true)
+    BROKER_JVM+=(-XX:+UseSerialGC -XX:TieredStopAtLevel=1)
 fi
 # Tools are short-lived: the C1-only JIT roughly halves their start-up on two cores.
 TOOL_JVM=(-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true)
