@@ -262,7 +262,11 @@ fn stopped_member_is_evicted_and_fenced_when_it_resumes() {
         .unwrap()
         .member_id;
 
+    // Never while it holds the group lock, which would stall us until it is continued.
+    let group_lock = std::fs::File::open(dir.path().join("groups/g/.lock")).unwrap();
+    group_lock.lock().unwrap();
     signal(&child.0, "-STOP");
+    drop(group_lock);
     // Its lock is still held, so only the session timeout can evict it.
     let waited = poll_until(&mut me, PARTITIONS as usize, PATIENCE);
     assert!(waited >= session - Duration::from_millis(250), "{waited:?}");

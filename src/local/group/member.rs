@@ -67,6 +67,11 @@ pub struct Member {
     fenced: bool,
     /// The networked members last published by the server's stand-in.
     served: Vec<ServedMember>,
+    /// What this member's commits wrote (or found already written) since it last synced: an
+    /// auto-commit that would change none of it skips the group lock. A member stopped
+    /// (Ctrl-Z, a debugger) while it holds that lock stalls the whole group, and an idle
+    /// consumer commits every `auto.commit.interval.ms`.
+    committed: BTreeMap<TopicPartition, i64>,
 }
 
 impl Member {
@@ -105,6 +110,7 @@ impl Member {
             last_heartbeat: Instant::now(),
             fenced: false,
             served: Vec::new(),
+            committed: BTreeMap::new(),
         })
     }
 
@@ -185,6 +191,8 @@ impl Member {
         positions: &BTreeMap<TopicPartition, i64>,
     ) -> Result<AssignmentChange> {
         let _lock = self.lock_group()?;
+        // Ownership may change here; commits go through the lock again until they repeat.
+        self.committed.clear();
         let mut change = AssignmentChange::default();
         if self.fenced || !self.registered()? {
             change.revoked = std::mem::take(&mut self.owned).into_iter().collect();
@@ -276,9 +284,15 @@ impl Member {
     /// was evicted; then nothing is committed and the next poll rejoins.
     pub fn commit(&mut self, positions: &BTreeMap<TopicPartition, i64>) -> Result<()> {
         self.heartbeat_if_due()?;
+        let mine = self.owned_positions(positions);
+        if mine.iter().all(|(tp, o)| self.committed.get(tp) == Some(o)) {
+            // Already committed by this member, which still owns them: nothing to write.
+            return Ok(());
+        }
         let _lock = self.lock_group()?;
         self.check_not_fenced()?;
-        self.write_commit(&self.owned_positions(positions))?;
+        self.write_commit(&mine)?;
+        self.committed.extend(mine);
         // The write's fsyncs may have been slow: the others judge us by the heartbeat as soon
         // as the lock is theirs.
         self.heartbeat_if_due()?;
@@ -888,6 +902,31 @@ mod tests {
             .unwrap()
             .count();
         assert_eq!(files, 2);
+    }
+
+    /// An idle consumer auto-commits what it already committed: that takes no group lock, so
+    /// stopping it (Ctrl-Z) between its polls never leaves the group locked.
+    #[test]
+    fn a_repeated_commit_takes_no_group_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = GroupStore::new(dir.path());
+        let t = sub(&[("t", 2)]);
+        let mut m = store.join("g", "c", steady()).unwrap();
+        m.poll(&t, &BTreeMap::new()).unwrap();
+        m.commit(&positions(&m, 5)).unwrap();
+
+        let held = m.dir.lock(LockMode::Exclusive).unwrap();
+        let start = Instant::now();
+        m.commit(&positions(&m, 5)).unwrap();
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "waited for the lock"
+        );
+        drop(held);
+
+        // A new position goes through the lock and is written.
+        m.commit(&positions(&m, 6)).unwrap();
+        assert_eq!(store.committed("g").unwrap()[&tp("t", 1)].offset, 7);
     }
 
     #[test]
