@@ -61,6 +61,9 @@ pub struct Producer {
     /// The topic's `max.message.bytes`, where the backend checks records against it as they
     /// are added (the embedded log); a cluster's broker checks it itself.
     record_limit: Option<usize>,
+    /// On the embedded log, a compacted topic's name: its records need keys (a cluster's
+    /// broker refuses keyless ones itself).
+    keys_required: Option<String>,
     /// Bytes in the builders.
     pending_bytes: usize,
     /// What the batches handed to the backend so far were like.
@@ -111,6 +114,7 @@ impl Client {
             settings: batching,
             builders: Vec::new(),
             record_limit: None,
+            keys_required: None,
             pending_bytes: 0,
             stats: BatchStats::default(),
         }
@@ -174,6 +178,17 @@ impl Producer {
             }
             None => self.partitioner.partition(key, size) as usize,
         };
+        if key.is_none()
+            && let Some(topic) = &self.keys_required
+        {
+            // Kafka's broker refuses it so (LogValidator), the batch with it.
+            return Err(invalid(
+                ResponseError::InvalidRecord,
+                format!(
+                    "Compacted topic cannot accept message without key in topic partition {topic}-{p}"
+                ),
+            ));
+        }
         if !self.builders[p].is_empty() && self.builders[p].size() + size > self.batch_limit {
             self.hand_over(p)?;
         }
@@ -191,6 +206,7 @@ impl Producer {
             Sink::Local(writer) => {
                 let meta = writer.open()?;
                 self.record_limit = Some(meta.max_message_bytes());
+                self.keys_required = meta.is_compacted().then(|| meta.name.clone());
                 (meta.partitions, None, Some(meta.max_message_bytes()))
             }
             Sink::Remote(producer) => (
@@ -307,7 +323,10 @@ impl Producer {
     pub fn close(mut self) -> Result<()> {
         self.flush()?;
         match self.sink {
-            Sink::Local(_) => Ok(()),
+            Sink::Local(mut writer) => {
+                writer.clean_written();
+                Ok(())
+            }
             Sink::Remote(producer) => Ok(producer.close()?),
         }
     }

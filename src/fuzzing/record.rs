@@ -30,7 +30,8 @@ pub fn record_batch(data: &[u8]) {
 /// consumer's reader must read whole: one stored batch it cannot read poisons the partition.
 pub fn produce_batches(data: &[u8]) {
     let Some(bytes) = batches(data) else { return };
-    let Ok(headers) = crate::server::handlers::produce::check_batches(&bytes, 1 << 20) else {
+    let Ok(headers) = crate::server::handlers::produce::check_batches(&bytes, 1 << 20, Some("t-0"))
+    else {
         return;
     };
     let mut pos = 0;

@@ -88,8 +88,6 @@ pub fn create_topics(dir: &LogDir, topics: &[NewTopic]) -> Vec<TopicOutcome> {
 
 fn create_topic(dir: &LogDir, t: &NewTopic) -> Result<()> {
     let configs: BTreeMap<String, String> = t.configs.iter().cloned().collect();
-    refuse_compaction(&configs)
-        .map_err(|message| LocalError::kafka(ResponseError::InvalidConfig, message))?;
     on_this_broker(&t.assignments, 0)?;
     if let Some(rf) = t.replication_factor.filter(|rf| *rf > 1) {
         return Err(LocalError::kafka(
@@ -184,16 +182,22 @@ pub(super) fn alter_topic_config(dir: &LogDir, alteration: &TopicConfigChanges) 
         }
         // Kafka checks the topic's whole resulting config, so a change may not leave it
         // inconsistent (min.compaction.lag.ms above max.compaction.lag.ms, say).
-        topic_config::validate_all(configs)?;
-        refuse_compaction(configs)
+        topic_config::validate_all(configs)
     });
     let meta = match meta {
         Ok(meta) => meta,
         Err(LocalError::Invalid(message)) => return Err(invalid(message)),
         Err(e) => return Err(e),
     };
-    // A shorter retention takes effect now, as the broker's log cleaner would soon.
+    // A shorter retention takes effect now, as the broker's log cleaner would soon, and so
+    // does compaction (a topic made compacted, a lower dirty ratio).
     apply_retention_or_warn(dir, &meta, true);
+    match dir.clean_partitions(&meta, 0..meta.partitions, None) {
+        Err(e) if !e.is_read_only() => {
+            super::warnings::push(format!("topic '{}' was not cleaned: {e}", meta.name))
+        }
+        _ => {}
+    }
     Ok(())
 }
 
@@ -227,16 +231,6 @@ fn existing(dir: &LogDir, name: &str) -> Result<TopicMeta> {
             "This server does not host this topic-partition.",
         )
     })
-}
-
-/// The embedded log does not compact: `cleanup.policy=compact` is refused, not ignored.
-fn refuse_compaction(configs: &BTreeMap<String, String>) -> std::result::Result<(), String> {
-    match configs.get("cleanup.policy") {
-        Some(policy) if policy.split(',').any(|p| p.trim() == "compact") => Err(format!(
-            "cleanup.policy={policy}: compaction is not yet supported on the embedded log; use cleanup.policy=delete, or a Kafka cluster"
-        )),
-        _ => Ok(()),
-    }
 }
 
 /// Replica assignments for partitions `first..` must name this broker alone.

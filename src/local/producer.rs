@@ -15,6 +15,9 @@ use crate::record::BatchBuilder;
 /// ([`super::write_behind::IN_FLIGHT`]) keep the producer's memory small.
 pub const WRITE_BEHIND_BYTES: usize = 2 * 1024 * 1024;
 
+/// How long a producer's exit may wait for the cleaning of one partition it wrote.
+pub const CLEAN_BUDGET: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Writes one topic's batches to the embedded log.
 #[derive(Debug)]
 pub struct LocalWriter {
@@ -110,6 +113,22 @@ impl LocalWriter {
             self.settle(u64::MAX);
         }
         Ok(())
+    }
+
+    /// After the producer's last flush: cleans the compacted topic's partitions it wrote,
+    /// each for at most [`CLEAN_BUDGET`] (there is no cleaner daemon without a server). A
+    /// failure is a warning: the records are written.
+    pub fn clean_written(&mut self) {
+        let Some(meta) = &self.meta else {
+            return;
+        };
+        if !meta.is_compacted() {
+            return;
+        }
+        let written = (0..meta.partitions).filter(|&p| self.durable[p as usize] > 0);
+        if let Err(e) = self.dir.clean_partitions(meta, written, Some(CLEAN_BUDGET)) {
+            super::warnings::push(format!("topic '{}' was not cleaned: {e}", meta.name));
+        }
     }
 
     /// Hands the queued batches to the writer thread unless it is busy with earlier ones (then

@@ -162,3 +162,86 @@ fn the_same_gaps_in_a_log_never_compacted_are_damage() {
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// A compacted topic made with the tools: each producer run rolls a segment (`segment.ms`),
+/// and its exit cleans what is dirty; readers then get each key's last value at its offset,
+/// tombstones included until their horizon, and keyless records are refused with Kafka's text.
+#[test]
+fn producers_clean_a_compacted_topic_as_they_exit() {
+    let k = Kafkit::new();
+    k.ok(
+        "kafka-topics",
+        &[
+            "--create",
+            "--topic",
+            "c",
+            "--partitions",
+            "1",
+            "--config",
+            "cleanup.policy=compact",
+            "--config",
+            "segment.ms=100",
+            "--config",
+            "min.cleanable.dirty.ratio=0.01",
+        ],
+        None,
+    );
+    let keyed = [
+        "--property",
+        "parse.key=true",
+        "--property",
+        "null.marker=NULL",
+    ];
+    for (round, input) in ["a\t1\nb\t1\nc\t1\n", "a\t2\nb\tNULL\n", "c\t3\n", "d\t4\n"]
+        .iter()
+        .enumerate()
+    {
+        if round > 0 {
+            // The next append rolls the segment: it is more than segment.ms younger.
+            std::thread::sleep(std::time::Duration::from_millis(150));
+        }
+        k.produce("c", &keyed, input.as_bytes());
+    }
+    let out = k.consume(
+        "c",
+        4,
+        &[
+            "--property",
+            "print.offset=true",
+            "--property",
+            "print.key=true",
+        ],
+    );
+    assert_eq!(
+        out,
+        "Offset:3\ta\t2\nOffset:4\tb\tnull\nOffset:5\tc\t3\nOffset:6\td\t4\n"
+    );
+    assert_eq!(
+        k.ok("kafka-get-offsets", &["--topic", "c"], None),
+        "c:0:7\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(k.path("c-0/cleaner-checkpoint")).unwrap(),
+        "0\n6\n"
+    );
+
+    let stderr = k.fails(
+        "kafka-console-producer",
+        &["--topic", "c"],
+        Some(b"no key\n"),
+        1,
+    );
+    assert!(
+        stderr.contains(
+            "line 1: Compacted topic cannot accept message without key in topic partition c-0"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(
+        k.ok("kafka-get-offsets", &["--topic", "c"], None),
+        "c:0:7\n"
+    );
+
+    let describe = k.ok("kafka-topics", &["--describe", "--topic", "c"], None);
+    assert!(describe.contains("cleanup.policy=compact"), "{describe}");
+}

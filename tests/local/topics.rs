@@ -130,13 +130,15 @@ fn configs_are_validated_and_shown() {
             "--topic",
             "c",
             "--config",
-            "cleanup.policy=compact",
+            "cleanup.policy=Compact",
         ],
         None,
         1,
     );
     assert!(
-        err.contains("compaction is not yet supported on the embedded log"),
+        err.contains(
+            "Invalid value Compact for configuration cleanup.policy: String must be one of: compact, delete"
+        ),
         "{err}"
     );
     assert_eq!(k.ok(T, &["--list"], None), "a\nb\n");

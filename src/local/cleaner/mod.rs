@@ -5,9 +5,20 @@
 //!
 //! - `offset_map`: each key's last offset over the dirty part of the log.
 //! - `retain`: what a round keeps of each batch, given that map.
+//! - `round`: one cleaning round over a partition: the dirty range, the map, the recopy into
+//!   `.cleaned` segments and the swap.
 
 mod offset_map;
 mod retain;
+mod round;
 
 pub use offset_map::OffsetMap;
 pub use retain::{RetainCounts, Retained, RoundRules, retain_batch};
+pub use round::{CleanerConfig, CompactionConfig, Outcome, Report, clean};
+
+/// The wall clock in ms since the epoch: a round's time.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}

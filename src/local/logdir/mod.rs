@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 mod lifecycle;
 
 use super::board::{Slot, board_path};
+use super::cleaner::{CleanerConfig, CompactionConfig};
 use super::error::{IoContext, LocalError, Result};
 use super::lock::{FileLock, LockMode};
 use super::partition::{PARTITION_METADATA, PartitionConfig, PartitionLog};
@@ -51,16 +52,56 @@ pub struct TopicMeta {
 
 impl TopicMeta {
     /// The partition settings that follow from this topic's configs.
+    ///
+    /// Time and size retention apply only when `cleanup.policy` holds `delete` (`compact`
+    /// alone, or an empty policy, keeps everything but what the cleaner removes), and a
+    /// compacted topic rolls its segments at least every `max.compaction.lag.ms`, as Kafka's
+    /// do, so that the cleaner can reach them.
     pub fn partition_config(&self) -> PartitionConfig {
         let get = |name| topic_config::effective_i64(&self.configs, name);
+        let policy = self.cleanup_policy();
+        let deletes = policy.iter().any(|p| p == "delete");
+        let mut segment_ms = get("segment.ms");
+        if policy.iter().any(|p| p == "compact") {
+            segment_ms = segment_ms.min(get("max.compaction.lag.ms"));
+        }
         PartitionConfig {
             segment_bytes: topic_config::effective_segment_bytes(&self.configs).max(1) as u64,
-            segment_ms: get("segment.ms"),
-            retention_ms: get("retention.ms"),
-            retention_bytes: get("retention.bytes"),
+            segment_ms,
+            retention_ms: if deletes { get("retention.ms") } else { -1 },
+            retention_bytes: if deletes { get("retention.bytes") } else { -1 },
             index_interval_bytes: get("index.interval.bytes").max(0) as u64,
             segment_index_bytes: get("segment.index.bytes").max(8) as u64,
         }
+    }
+
+    /// `cleanup.policy`: `delete`, `compact`, both, or none.
+    pub fn cleanup_policy(&self) -> Vec<String> {
+        topic_config::effective_list(&self.configs, "cleanup.policy")
+    }
+
+    /// Whether the cleaner compacts this topic (its `cleanup.policy` holds `compact`): its
+    /// records must have keys.
+    pub fn is_compacted(&self) -> bool {
+        self.cleanup_policy().iter().any(|p| p == "compact")
+    }
+
+    /// The cleaner's settings for this topic, when it is compacted.
+    pub fn compaction_config(&self) -> Option<CompactionConfig> {
+        if !self.is_compacted() {
+            return None;
+        }
+        let get = |name| topic_config::effective_i64(&self.configs, name);
+        Some(CompactionConfig {
+            min_cleanable_dirty_ratio: topic_config::effective_f64(
+                &self.configs,
+                "min.cleanable.dirty.ratio",
+            ),
+            min_compaction_lag_ms: get("min.compaction.lag.ms"),
+            max_compaction_lag_ms: get("max.compaction.lag.ms"),
+            delete_retention_ms: get("delete.retention.ms"),
+            partition: self.partition_config(),
+        })
     }
 
     /// `max.message.bytes`: the largest record batch the topic accepts.
@@ -538,6 +579,38 @@ impl LogDir {
                 }
             });
             if let Err(e) = applied {
+                first_failure.get_or_insert(e);
+            }
+        }
+        first_failure.map_or(Ok(()), Err)
+    }
+
+    /// Cleans the given partitions of a compacted topic once each, where they are dirty
+    /// enough (see [`crate::local::cleaner`]), giving each at most `budget` (a round not done
+    /// by then leaves its partition as it was). Does nothing for a topic that is not
+    /// compacted. A partition that fails does not keep the others from being cleaned; the
+    /// first failure is returned after all were tried.
+    pub fn clean_partitions(
+        &self,
+        meta: &TopicMeta,
+        partitions: impl IntoIterator<Item = u32>,
+        budget: Option<std::time::Duration>,
+    ) -> Result<()> {
+        let Some(config) = meta.compaction_config() else {
+            return Ok(());
+        };
+        let _lock = self.lock(LockMode::Shared)?;
+        let mut first_failure = None;
+        for p in partitions {
+            let cleaner = CleanerConfig {
+                deadline: budget.map(|b| std::time::Instant::now() + b),
+                ..CleanerConfig::default()
+            };
+            let now = crate::local::cleaner::now_ms();
+            let cleaned = self
+                .partition(&meta.name, p)
+                .and_then(|log| crate::local::cleaner::clean(&log, &config, &cleaner, now));
+            if let Err(e) = cleaned {
                 first_failure.get_or_insert(e);
             }
         }

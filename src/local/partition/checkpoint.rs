@@ -3,7 +3,9 @@
 //!   atomically and durably, read by snapshots, retention and DeleteRecords;
 //! - `recovery-point`: the offset below which every batch was fdatasync'ed and acknowledged,
 //!   as Kafka's recovery point. Damage below it is damage to acknowledged data (an error);
-//!   damage at or above it is the torn tail of an interrupted append (cut back).
+//!   damage at or above it is the torn tail of an interrupted append (cut back);
+//! - `cleaner-checkpoint`: where the next cleaning of a compacted topic starts (its presence
+//!   marks a log that may have gaps), written atomically and durably.
 
 use std::fs::File;
 use std::io::{self, ErrorKind};
@@ -12,11 +14,25 @@ use std::path::Path;
 
 use super::{LOG_START_FILE, RECOVERY_POINT_FILE};
 use crate::local::error::{IoContext, LocalError, Result};
-use crate::local::segment::sync_dir;
+use crate::local::segment::{CLEANER_CHECKPOINT, sync_dir};
 
 /// Reads the `log-start-offset` checkpoint.
 pub(super) fn read_log_start(dir: &Path) -> Result<Option<i64>> {
-    let path = dir.join(LOG_START_FILE);
+    read_durable(dir, LOG_START_FILE)
+}
+
+/// Reads the `cleaner-checkpoint`: `None` for a log never cleaned.
+pub(super) fn read_cleaner_checkpoint(dir: &Path) -> Result<Option<i64>> {
+    read_durable(dir, CLEANER_CHECKPOINT)
+}
+
+/// Writes the `cleaner-checkpoint` atomically and durably.
+pub(super) fn write_cleaner_checkpoint(dir: &Path, offset: i64) -> Result<()> {
+    write_durable(dir, CLEANER_CHECKPOINT, offset)
+}
+
+fn read_durable(dir: &Path, name: &str) -> Result<Option<i64>> {
+    let path = dir.join(name);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
@@ -42,8 +58,12 @@ fn parse_checkpoint(text: &str) -> Option<i64> {
 
 /// Writes the checkpoint atomically and durably: a crash leaves the old or the new value.
 pub(super) fn write_log_start(dir: &Path, offset: i64) -> Result<()> {
-    let path = dir.join(LOG_START_FILE);
-    let tmp = dir.join(format!("{LOG_START_FILE}.tmp"));
+    write_durable(dir, LOG_START_FILE, offset)
+}
+
+fn write_durable(dir: &Path, name: &str, offset: i64) -> Result<()> {
+    let path = dir.join(name);
+    let tmp = dir.join(format!("{name}.tmp"));
     let write = || -> io::Result<()> {
         let f = File::create(&tmp)?;
         f.write_all_at(format!("0\n{offset}\n").as_bytes(), 0)?;

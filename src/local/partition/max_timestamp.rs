@@ -11,13 +11,12 @@
 //! the segment is scanned whole. Only the winning segment's records are then decoded.
 
 use std::fs::File;
-use std::io::ErrorKind;
 use std::path::Path;
 
 use super::hints::{last_time_entry, reader_position_for, time_entry_checks_out};
-use super::read::first_record_where;
+use super::read::{STALE_RETRIES, first_record_where};
 use super::{PartitionLog, SegmentInfo, Snapshot, corrupt};
-use crate::local::error::{LocalError, Result};
+use crate::local::error::Result;
 use crate::local::index::TimeEntry;
 use crate::local::segment::{LOG_SUFFIX, SCAN_CHUNK, Scanner, Step, segment_path};
 
@@ -30,8 +29,24 @@ struct SegmentMax {
 impl PartitionLog {
     /// The offset of the first record with the partition's greatest timestamp, among the
     /// snapshot's records; `None` when it holds none. Segments deleted by retention since the
-    /// snapshot are skipped.
+    /// snapshot, or replaced by the cleaner, make it run again on a new snapshot.
     pub fn offset_of_max_timestamp(&self, snapshot: &Snapshot) -> Result<Option<i64>> {
+        let mut fresh;
+        let mut current = snapshot;
+        for _ in 0..STALE_RETRIES {
+            match self.max_timestamp_in(current)? {
+                Some(found) => return Ok(found),
+                None => {
+                    fresh = self.snapshot()?;
+                    current = &fresh;
+                }
+            }
+        }
+        Err(self.stale_too_often())
+    }
+
+    /// [`PartitionLog::offset_of_max_timestamp`] on one snapshot; `None` when it is stale.
+    fn max_timestamp_in(&self, snapshot: &Snapshot) -> Result<Option<Option<i64>>> {
         let segs = snapshot.segments();
         let start = snapshot.log_start_offset;
         // The first segment holding the greatest timestamp wins a tie: it has the lower offsets.
@@ -40,8 +55,8 @@ impl PartitionLog {
         for (i, seg) in segs.iter().enumerate() {
             let next_base = segs.get(i + 1).map(|s| s.base_offset);
             let path = segment_path(&self.dir, seg.base_offset, LOG_SUFFIX);
-            let Some(log) = open_segment(&path)? else {
-                continue;
+            let Some(log) = self.open_segment(seg)? else {
+                return Ok(None);
             };
             let Some(max) = self.segment_max(seg, next_base, &log, &path, start)? else {
                 continue;
@@ -54,11 +69,11 @@ impl PartitionLog {
             }
         }
         let Some((max, i, log)) = best else {
-            return Ok(None);
+            return Ok(Some(None));
         };
         let seg = &segs[i];
         let path = segment_path(&self.dir, seg.base_offset, LOG_SUFFIX);
-        first_record_with(&log, &path, seg, &max, start)
+        first_record_with(&log, &path, seg, &max, start).map(Some)
     }
 
     /// The greatest max timestamp of a segment's batches that hold offsets at or past `start`;
@@ -125,15 +140,6 @@ impl PartitionLog {
         e.relative_offset >= 0
             && next_base.is_none_or(|nb| base + (e.relative_offset as i64) < nb)
             && time_entry_checks_out(&self.dir, base, log, path, seg.size, e)
-    }
-}
-
-/// Opens a segment's log; `None` when retention deleted it since the snapshot.
-fn open_segment(path: &Path) -> Result<Option<File>> {
-    match File::open(path) {
-        Ok(f) => Ok(Some(f)),
-        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(LocalError::io(format!("cannot open {}", path.display()), e)),
     }
 }
 

@@ -64,6 +64,7 @@ mod recovery;
 mod repair;
 mod retention;
 mod stamp;
+pub(crate) mod swap;
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, ErrorKind};
@@ -147,6 +148,10 @@ pub struct SegmentInfo {
     pub base_offset: i64,
     /// Bytes of complete, CRC-valid batches readers may read (a torn tail is excluded).
     pub size: u64,
+    /// The file's inode when the snapshot was taken: the cleaner replaces segment files (by
+    /// rename) and never rewrites one, so a reader that opens another inode under the same
+    /// name knows its snapshot is stale.
+    inode: u64,
 }
 
 /// The readable extent of a partition at one moment. Everything below `log_end_offset` was
@@ -348,8 +353,48 @@ impl PartitionLog {
         &self.dir
     }
 
+    /// Takes the partition lock; a cleaner's swap that a crash interrupted is finished (or
+    /// rolled back) first, under the exclusive lock, so no one ever works on a half-swapped
+    /// log.
     fn lock(&self, mode: LockMode) -> Result<FileLock> {
+        let lock = FileLock::acquire(&self.lock_path(), mode)?;
+        self.settle_swap(lock, mode)
+    }
+
+    /// [`PartitionLog::lock`] held, as `mode`, with any interrupted swap settled.
+    fn settle_swap(&self, lock: FileLock, mode: LockMode) -> Result<FileLock> {
+        if !swap::interrupted(&self.dir) {
+            return Ok(lock);
+        }
+        if mode == LockMode::Exclusive {
+            swap::finish_interrupted(&self.dir)?;
+            return Ok(lock);
+        }
+        drop(lock);
+        {
+            let _exclusive = FileLock::acquire(&self.lock_path(), LockMode::Exclusive)?;
+            if swap::interrupted(&self.dir) {
+                swap::finish_interrupted(&self.dir)?;
+            }
+        }
         FileLock::acquire(&self.lock_path(), mode)
+    }
+
+    /// Opens a segment of `snapshot` for reading; `None` when the snapshot is stale: retention
+    /// deleted the file since, or the cleaner replaced it.
+    pub(crate) fn open_segment(&self, seg: &SegmentInfo) -> Result<Option<File>> {
+        use std::os::unix::fs::MetadataExt;
+        let path = segment_path(&self.dir, seg.base_offset, LOG_SUFFIX);
+        let file = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(LocalError::io(format!("cannot open {}", path.display()), e)),
+        };
+        let inode = file
+            .metadata()
+            .context(|| format!("cannot stat {}", path.display()))?
+            .ino();
+        Ok((inode == seg.inode).then_some(file))
     }
 
     fn lock_path(&self) -> PathBuf {
@@ -365,6 +410,17 @@ impl PartitionLog {
             )));
         }
         Ok(bases)
+    }
+
+    /// Where the next cleaning starts (the `cleaner-checkpoint`); `None` for a log never
+    /// cleaned.
+    pub(crate) fn cleaner_checkpoint(&self) -> Result<Option<i64>> {
+        checkpoint::read_cleaner_checkpoint(&self.dir)
+    }
+
+    /// Records where the next cleaning starts.
+    pub(crate) fn set_cleaner_checkpoint(&self, offset: i64) -> Result<()> {
+        checkpoint::write_cleaner_checkpoint(&self.dir, offset)
     }
 
     /// Total bytes of all segment files.

@@ -3,8 +3,7 @@
 //! ListOffsets by timestamp). Readers never write or delete.
 
 use std::fs::File;
-use std::io::ErrorKind;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
 
 use super::checkpoint::{read_log_start, read_recovery_point};
@@ -19,6 +18,10 @@ use crate::local::segment::{
     segment_path,
 };
 use crate::record::{BatchHeader, for_each_record};
+
+/// How many times a read takes a new snapshot when the cleaner keeps replacing segments
+/// under it before it gives up.
+pub(super) const STALE_RETRIES: usize = 5;
 
 /// Offsets run on from one segment to the next: a later segment that starts past where the
 /// previous one ended means a segment is missing, whose records must not be skipped silently.
@@ -53,15 +56,19 @@ impl PartitionLog {
         let mut segments = Vec::with_capacity(n);
         for &base in &bases[..n - 1] {
             let path = segment_path(&self.dir, base, LOG_SUFFIX);
-            let size = std::fs::metadata(&path)
-                .context(|| format!("cannot stat {}", path.display()))?
-                .len();
+            let meta =
+                std::fs::metadata(&path).context(|| format!("cannot stat {}", path.display()))?;
             segments.push(SegmentInfo {
                 base_offset: base,
-                size,
+                size: meta.len(),
+                inode: meta.ino(),
             });
         }
         let (size, log_end, active, damage) = self.reader_tail(bases[n - 1])?;
+        let inode = active
+            .metadata()
+            .context(|| format!("cannot stat the active segment of {}", self.dir.display()))?
+            .ino();
         let stamp = Stamp::take(&self.dir, bases[n - 1]);
         drop(lock);
         // Bytes a writer wrote but did not fdatasync before it was killed may be about to be
@@ -81,6 +88,7 @@ impl PartitionLog {
         segments.push(SegmentInfo {
             base_offset: bases[n - 1],
             size,
+            inode,
         });
         // Retention only ever moves the start up to a segment's base, never past the end: a
         // start past it is damage, and clamping it would hide every record appended below it
@@ -172,17 +180,6 @@ impl PartitionLog {
         }))
     }
 
-    fn out_of_range_now(&self, offset: i64) -> LocalError {
-        match self.snapshot() {
-            Ok(s) => LocalError::OffsetOutOfRange {
-                offset,
-                log_start: s.log_start_offset,
-                log_end: s.log_end_offset,
-            },
-            Err(e) => e,
-        }
-    }
-
     /// Reads whole batches starting with the batch that contains `offset`, up to `max_bytes`
     /// (at least one whole batch when there is one), never past the snapshot's end, continuing
     /// into later segments while there is room. Returns an empty buffer at the log end.
@@ -212,21 +209,38 @@ impl PartitionLog {
         max_bytes: usize,
         out: &mut Vec<u8>,
     ) -> Result<()> {
-        match self.read_batches_into(snapshot, offset, max_bytes, out) {
-            Err(LocalError::Corrupt { .. }) if !out.is_empty() => Ok(()),
-            read => read,
+        // A snapshot the cleaner made stale (it replaced segments since) is taken again, and
+        // the read goes on in the cleaned files, no further than the caller's snapshot: the
+        // same records, less what the cleaner removed.
+        let end = snapshot.log_end_offset;
+        let mut fresh;
+        let mut current = snapshot;
+        for _ in 0..STALE_RETRIES {
+            match self.read_batches_into(current, offset, max_bytes, end, out) {
+                Ok(true) => return Ok(()),
+                Ok(false) => {
+                    fresh = self.snapshot()?;
+                    current = &fresh;
+                }
+                Err(LocalError::Corrupt { .. }) if !out.is_empty() => return Ok(()),
+                Err(e) => return Err(e),
+            }
         }
+        Err(self.stale_too_often())
     }
 
-    /// [`PartitionLog::read_into`] up to the first damage, which fails the whole read. `out`
-    /// holds only whole, checked batches at any point.
+    /// [`PartitionLog::read_into`] up to the first damage, which fails the whole read, and no
+    /// batch at or past `end`. `out` holds only whole, checked batches at any point. `false`
+    /// (and nothing read) when the snapshot is stale: a segment it names was deleted or
+    /// replaced since.
     fn read_batches_into(
         &self,
         snapshot: &Snapshot,
         offset: i64,
         max_bytes: usize,
+        end: i64,
         out: &mut Vec<u8>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         out.clear();
         if offset < snapshot.log_start_offset || offset > snapshot.log_end_offset {
             return Err(LocalError::OffsetOutOfRange {
@@ -238,7 +252,7 @@ impl PartitionLog {
         if offset == snapshot.log_end_offset {
             return match snapshot.damage() {
                 Some(damage) => Err(damage),
-                None => Ok(()),
+                None => Ok(true),
             };
         }
         let mut scratch = match self.scratch.lock() {
@@ -257,12 +271,9 @@ impl PartitionLog {
             if let Some((next, previous)) = expected.take() {
                 no_gap(&previous, next, &path, seg.base_offset)?;
             }
-            let log = match File::open(&path) {
-                Ok(f) => f,
-                Err(e) if e.kind() == ErrorKind::NotFound => {
-                    return Err(self.out_of_range_now(offset));
-                }
-                Err(e) => return Err(LocalError::io(format!("cannot open {}", path.display()), e)),
+            let Some(log) = self.open_segment(seg)? else {
+                // What was read stands: the next read starts after it, with a new snapshot.
+                return Ok(!out.is_empty());
             };
             let start = if k == 0 {
                 reader_position_for(&self.dir, seg.base_offset, &log, seg.size, offset)
@@ -287,6 +298,9 @@ impl PartitionLog {
                         if b.header.last_offset() < offset {
                             continue;
                         }
+                        if b.header.base_offset >= end {
+                            break true;
+                        }
                         let total = b.header.total_size();
                         if !out.is_empty() && out.len() + total > max_bytes {
                             break true;
@@ -309,27 +323,50 @@ impl PartitionLog {
             expected = scanner.next_offset().map(|next| (next, path.clone()));
             *scratch = scanner.into_buffer();
             if full {
-                return Ok(());
+                return Ok(true);
             }
         }
-        Ok(())
+        Ok(true)
     }
 
     /// The first offset whose record timestamp is `>= ts` (Kafka's ListOffsets by timestamp),
     /// or `None` if no record in the snapshot has one. Closed segments whose last time-index
     /// entry (their max timestamp) is below `ts` are skipped; otherwise the search starts at the
     /// time index's greatest entry below `ts` (validated through the offset index) and scans.
-    /// Segments deleted by retention since the snapshot are skipped.
+    /// When segments were deleted or replaced since the snapshot, the search runs again on a
+    /// new one.
     pub fn offset_for_timestamp(&self, snapshot: &Snapshot, ts: i64) -> Result<Option<i64>> {
+        let mut fresh;
+        let mut current = snapshot;
+        for _ in 0..STALE_RETRIES {
+            match self.offset_for_timestamp_in(current, ts)? {
+                Some(found) => return Ok(found),
+                None => {
+                    fresh = self.snapshot()?;
+                    current = &fresh;
+                }
+            }
+        }
+        Err(self.stale_too_often())
+    }
+
+    /// The error after [`STALE_RETRIES`] snapshots in a row went stale.
+    pub(super) fn stale_too_often(&self) -> LocalError {
+        LocalError::Invalid(format!(
+            "the segments of {} kept changing while they were read; try again",
+            self.dir.display()
+        ))
+    }
+
+    /// [`PartitionLog::offset_for_timestamp`] on one snapshot; `None` when it is stale.
+    fn offset_for_timestamp_in(&self, snapshot: &Snapshot, ts: i64) -> Result<Option<Option<i64>>> {
         let segs = &snapshot.segments;
         for (i, seg) in segs.iter().enumerate() {
             let base = seg.base_offset;
             let next_base = segs.get(i + 1).map(|s| s.base_offset);
             let path = segment_path(&self.dir, base, LOG_SUFFIX);
-            let log = match File::open(&path) {
-                Ok(f) => f,
-                Err(e) if e.kind() == ErrorKind::NotFound => continue,
-                Err(e) => return Err(LocalError::io(format!("cannot open {}", path.display()), e)),
+            let Some(log) = self.open_segment(seg)? else {
+                return Ok(None);
             };
             let time_hint = || -> Option<(Option<TimeEntry>, Option<TimeEntry>)> {
                 let f = open_optional(&segment_path(&self.dir, base, TIMEINDEX_SUFFIX), false)
@@ -378,10 +415,10 @@ impl PartitionLog {
                 |timestamp, offset| timestamp >= ts && offset >= log_start,
             )?;
             if found.is_some() {
-                return Ok(found);
+                return Ok(Some(found));
             }
         }
-        Ok(None)
+        Ok(Some(None))
     }
 }
 

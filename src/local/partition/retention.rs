@@ -44,7 +44,7 @@ impl PartitionLog {
             self.lock(LockMode::Exclusive)?
         } else {
             match FileLock::try_acquire(&self.lock_path(), LockMode::Exclusive)? {
-                Some(lock) => lock,
+                Some(lock) => self.settle_swap(lock, LockMode::Exclusive)?,
                 None => return Ok(()),
             }
         };
@@ -55,7 +55,7 @@ impl PartitionLog {
 
     /// Max timestamp of a closed segment: its last time-index entry (written and fsynced when
     /// the segment was closed), or a rebuild of its indexes if that entry cannot be trusted.
-    fn closed_max_timestamp(
+    pub(crate) fn closed_max_timestamp(
         &self,
         base: i64,
         next_base: i64,

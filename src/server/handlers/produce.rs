@@ -118,16 +118,23 @@ fn partition_response(index: i32, appended: Appended) -> PartitionProduceRespons
 fn check(broker: &Broker, topic: &str, index: i32, records: Option<Bytes>) -> Checked {
     let (meta, partition) = served_partition(broker, topic, index)?;
     let records = records.unwrap_or_default();
-    let headers = check_batches(&records, broker.max_batch_bytes(&meta))?;
+    let compacted = meta.is_compacted().then(|| format!("{topic}-{index}"));
+    let headers = check_batches(
+        &records,
+        broker.max_batch_bytes(&meta),
+        compacted.as_deref(),
+    )?;
     Ok((partition, records.to_vec(), headers))
 }
 
 /// Splits a partition's records into batches and checks each, as a broker does before
 /// appending: CORRUPT_MESSAGE for bad framing or CRC, MESSAGE_TOO_LARGE past the limit,
-/// INVALID_RECORD for what no producer may send here.
+/// INVALID_RECORD for what no producer may send here. `compacted` names the partition
+/// (`topic-partition`) of a compacted topic, whose records must have keys.
 pub fn check_batches(
     records: &[u8],
     max_batch_bytes: usize,
+    compacted: Option<&str>,
 ) -> Result<Vec<BatchHeader>, (ResponseError, String)> {
     let corrupt = |why: String| (ResponseError::CorruptMessage, why);
     let mut headers = Vec::new();
@@ -169,8 +176,26 @@ pub fn check_batches(
                     .to_string(),
             ));
         }
-        check_records(&rest[..size], h.base_offset, &mut scratch)
+        if h.has_delete_horizon() {
+            // Only the cleaner sets it: a producer's batch with it would have its first
+            // timestamp read as a tombstone's deadline.
+            return Err((
+                ResponseError::InvalidRecord,
+                format!(
+                    "batch at byte {pos} has the delete-horizon attribute (bit 6) set, which only the log cleaner sets"
+                ),
+            ));
+        }
+        let keyless = check_records(&rest[..size], h.base_offset, &mut scratch)
             .map_err(|(code, why)| (code, format!("batch at byte {pos}: {why}")))?;
+        if let Some(partition) = compacted
+            && !keyless.is_empty()
+        {
+            return Err((
+                ResponseError::InvalidRecord,
+                keyless_refusal(&keyless, partition),
+            ));
+        }
         headers.push(h);
         pos += size;
     }
@@ -188,15 +213,21 @@ pub fn check_batches(
 /// batch must name a known codec and decompress (CORRUPT_MESSAGE, as Kafka answers). Record
 /// offset deltas must run 0, 1, 2, ...: every producer writes them so, and the stored bytes
 /// keep them (Kafka would rewrite a compressed batch with other deltas; kafkit refuses it).
+///
+/// Returns the indexes (in the batch) of the records without a key.
 fn check_records(
     batch: &[u8],
     base_offset: i64,
     scratch: &mut Vec<u8>,
-) -> Result<(), (ResponseError, String)> {
+) -> Result<Vec<i64>, (ResponseError, String)> {
     let mut expected_delta = 0i64;
     let mut out_of_order = None;
+    let mut keyless = Vec::new();
     // The CRC was checked by the caller.
     let read = for_each_record_crc(batch, scratch, false, |record| {
+        if record.key.is_none() {
+            keyless.push(expected_delta);
+        }
         if out_of_order.is_none() {
             let delta = record.offset - base_offset;
             if delta != expected_delta {
@@ -219,7 +250,25 @@ fn check_records(
             format!("record {expected} has offset delta {found}: deltas must run 0, 1, 2, ..."),
         ));
     }
-    Ok(())
+    Ok(keyless)
+}
+
+/// Kafka's answer to a batch with keyless records for a compacted topic's `partition`.
+fn keyless_refusal(keyless: &[i64], partition: &str) -> String {
+    let shown: Vec<String> = keyless
+        .iter()
+        .take(3)
+        .map(|i| {
+            format!(
+                "RecordError(batchIndex={i}, message='Compacted topic cannot accept message without key in topic partition {partition}')"
+            )
+        })
+        .collect();
+    format!(
+        "One or more records have been rejected due to {} record errors in total, and only showing the first three errors at most: [{}]",
+        keyless.len(),
+        shown.join(", ")
+    )
 }
 
 /// The same refusal for every partition of the request.
@@ -294,7 +343,7 @@ mod tests {
     }
 
     fn refused(batch: &[u8]) -> ResponseError {
-        check_batches(batch, LIMIT).expect_err("refused").0
+        check_batches(batch, LIMIT, None).expect_err("refused").0
     }
 
     #[test]
@@ -307,7 +356,11 @@ mod tests {
             }
             let mut two = builder.build(0).unwrap();
             two.extend(batch(0, 1, &record(0, -1, b"", 3, b"abc")));
-            assert_eq!(check_batches(&two, LIMIT).unwrap().len(), 2, "{codec:?}");
+            assert_eq!(
+                check_batches(&two, LIMIT, None).unwrap().len(),
+                2,
+                "{codec:?}"
+            );
         }
     }
 
@@ -367,5 +420,28 @@ mod tests {
             .compress(&record(0, i32::MAX, b"", 3, b"abc"))
             .unwrap();
         assert_eq!(refused(&batch(4, 1, &inner)), ResponseError::InvalidRecord);
+    }
+
+    #[test]
+    fn a_compacted_topic_refuses_keyless_records_and_batches_with_the_horizon_bit() {
+        let mut records = record(0, 1, b"k", 3, b"abc");
+        records.extend(record(1, -1, b"", 3, b"abc"));
+        records.extend(record(2, 1, b"k", -1, b""));
+        let mixed = batch(0, 3, &records);
+        assert!(check_batches(&mixed, LIMIT, None).is_ok());
+        let (code, message) = check_batches(&mixed, LIMIT, Some("t-0")).unwrap_err();
+        assert_eq!(code, ResponseError::InvalidRecord);
+        assert_eq!(
+            message,
+            "One or more records have been rejected due to 1 record errors in total, and only \
+             showing the first three errors at most: [RecordError(batchIndex=1, message='Compacted \
+             topic cannot accept message without key in topic partition t-0')]"
+        );
+        // Keys with tombstones pass.
+        let keyed = batch(0, 1, &record(0, 1, b"k", -1, b""));
+        assert!(check_batches(&keyed, LIMIT, Some("t-0")).is_ok());
+        // Bit 6 is the cleaner's.
+        let horizon = batch(1 << 6, 1, &record(0, 1, b"k", 3, b"abc"));
+        assert_eq!(refused(&horizon), ResponseError::InvalidRecord);
     }
 }

@@ -1,0 +1,741 @@
+//! One cleaning round over one partition (Kafka's `Cleaner.clean`): choose the dirty range,
+//! map each key's last offset over it, recopy the log from its start up to the range's end
+//! keeping what the map says, and swap the new segments in.
+//!
+//! - The dirty range runs from the cleaner checkpoint (or the log start) up to the active
+//!   segment, or to the first segment younger than `min.compaction.lag.ms`; the active segment
+//!   is never cleaned. A round runs when the dirty part is more than `min.cleanable.dirty.ratio`
+//!   of the cleanable log, or when a dirty segment is older than `max.compaction.lag.ms`.
+//! - The map holds as many keys as `log.cleaner.dedupe.buffer.size` allows; when it fills, the
+//!   round cleans up to there and the next round goes on.
+//! - Consecutive segments are merged while their sizes add up to at most `segment.bytes`; each
+//!   group is written as one `.cleaned` segment named after its first segment, with its indexes.
+//! - The round reads and writes without the partition lock (producers and readers go on), and
+//!   takes it only for the swap (see `crate::local::partition::swap`), after checking that
+//!   the segments it read are unchanged. One cleaner works on a partition at a time (its
+//!   `.cleaner-lock`); another finds it busy and leaves it.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::offset_map::OffsetMap;
+use super::retain::{RetainCounts, Retained, RoundRules, retain_batch};
+use crate::local::error::{IoContext, LocalError, Result};
+use crate::local::index::IndexTracker;
+use crate::local::lock::{FileLock, LockMode};
+use crate::local::partition::swap::{self, Replacement, cleaned_path, remove_cleaned};
+use crate::local::partition::{PartitionConfig, PartitionLog, SegmentInfo, Snapshot};
+use crate::local::segment::{
+    INDEX_SUFFIX, LOG_SUFFIX, SCAN_CHUNK, Scanner, Step, TIMEINDEX_SUFFIX, segment_path,
+};
+use crate::record::{BATCH_OVERHEAD, BatchHeader, for_each_record_crc};
+
+/// The lock a cleaner holds on a partition for a whole round.
+const CLEANER_LOCK: &str = ".cleaner-lock";
+
+/// Kafka's `producer.id.expiration.ms`: a producer's last batch is kept while it wrote within
+/// this long (its last sequence then survives cleaning).
+const PRODUCER_EXPIRATION_MS: i64 = 86_400_000;
+
+/// A compacted topic's settings, from its configs (Kafka's names and defaults).
+#[derive(Clone, Debug)]
+pub struct CompactionConfig {
+    /// `min.cleanable.dirty.ratio` (0.5).
+    pub min_cleanable_dirty_ratio: f64,
+    /// `min.compaction.lag.ms` (0).
+    pub min_compaction_lag_ms: i64,
+    /// `max.compaction.lag.ms` (`i64::MAX`).
+    pub max_compaction_lag_ms: i64,
+    /// `delete.retention.ms` (one day).
+    pub delete_retention_ms: i64,
+    /// The partition's segment settings: `segment.bytes` bounds merged segments, and the
+    /// index settings shape the new indexes.
+    pub partition: PartitionConfig,
+}
+
+/// The cleaner's own settings (Kafka's `log.cleaner.*`).
+#[derive(Clone, Debug)]
+pub struct CleanerConfig {
+    /// `log.cleaner.dedupe.buffer.size` (128 MiB): the key map's memory.
+    pub dedupe_buffer_size: u64,
+    /// `log.cleaner.io.buffer.load.factor` (0.9).
+    pub load_factor: f64,
+    /// `log.cleaner.io.max.bytes.per.second`: bytes read and written per second at most.
+    pub max_bytes_per_second: f64,
+    /// A round not done by then gives up and leaves the log as it was (a producer cleans
+    /// after its appends only for so long).
+    pub deadline: Option<Instant>,
+}
+
+impl Default for CleanerConfig {
+    fn default() -> Self {
+        CleanerConfig {
+            dedupe_buffer_size: 128 << 20,
+            load_factor: 0.9,
+            max_bytes_per_second: f64::MAX,
+            deadline: None,
+        }
+    }
+}
+
+/// How a round ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Not dirty enough, or nothing outside the active segment.
+    NothingToClean,
+    /// Another cleaner holds the partition.
+    Busy,
+    /// The log changed under the round (retention, DeleteRecords, a repair): nothing swapped.
+    Changed,
+    /// The deadline passed: nothing swapped.
+    OutOfTime,
+    /// The cleaned segments are in place.
+    Cleaned(Report),
+}
+
+/// What a round did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// The offset the next round starts from.
+    pub end_offset: i64,
+    pub segments_before: usize,
+    pub segments_after: usize,
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+    pub records: RetainCounts,
+}
+
+/// Reading and writing at most so many bytes a second.
+struct Throttle {
+    rate: f64,
+    started: Instant,
+    bytes: u64,
+}
+
+impl Throttle {
+    fn new(rate: f64) -> Throttle {
+        Throttle {
+            rate,
+            started: Instant::now(),
+            bytes: 0,
+        }
+    }
+
+    fn account(&mut self, bytes: usize) {
+        self.bytes += bytes as u64;
+        if self.rate <= 0.0 || !self.rate.is_finite() || self.rate >= f64::MAX / 2.0 {
+            return;
+        }
+        let due = Duration::from_secs_f64(self.bytes as f64 / self.rate);
+        if let Some(ahead) = due.checked_sub(self.started.elapsed()) {
+            std::thread::sleep(ahead);
+        }
+    }
+}
+
+/// The round's work, once it knows it will run.
+struct Round<'a> {
+    log: &'a PartitionLog,
+    topic: &'a CompactionConfig,
+    cleaner: &'a CleanerConfig,
+    now_ms: i64,
+    throttle: Throttle,
+    scratch: Vec<u8>,
+    batch: Vec<u8>,
+}
+
+/// Cleans `log` once if it is dirty enough (see the module docs). `now_ms` is the round's
+/// time: tombstones whose horizon is at or before it go, new ones get it plus
+/// `delete.retention.ms`.
+pub fn clean(
+    log: &PartitionLog,
+    topic: &CompactionConfig,
+    cleaner: &CleanerConfig,
+    now_ms: i64,
+) -> Result<Outcome> {
+    let Some(_cleaner_lock) =
+        FileLock::try_acquire(&log.dir().join(CLEANER_LOCK), LockMode::Exclusive)?
+    else {
+        return Ok(Outcome::Busy);
+    };
+    // The snapshot's lock settles a swap a crash interrupted, which may need its cleaned
+    // files; what is left after is from a cleaner that gave up or died while writing.
+    let snapshot = log.snapshot()?;
+    remove_cleaned(log.dir())?;
+    let mut round = Round {
+        log,
+        topic,
+        cleaner,
+        now_ms,
+        throttle: Throttle::new(cleaner.max_bytes_per_second),
+        scratch: Vec::new(),
+        batch: Vec::new(),
+    };
+    let outcome = round.run(&snapshot);
+    // A swap that failed half-way is settled by the next lock, which needs what it left.
+    if !matches!(outcome, Ok(Outcome::Cleaned(_))) && !swap::interrupted(log.dir()) {
+        remove_cleaned(log.dir())?;
+    }
+    outcome
+}
+
+impl Round<'_> {
+    fn run(&mut self, snapshot: &Snapshot) -> Result<Outcome> {
+        let segs = snapshot.segments();
+        let Some((first_dirty, uncleanable)) = self.dirty_range(snapshot)? else {
+            return Ok(Outcome::NothingToClean);
+        };
+        // Open every segment once: the round reads the files it checks at the swap.
+        let mut files = Vec::with_capacity(segs.len());
+        for seg in segs {
+            match self.log.open_segment(seg)? {
+                Some(file) => files.push(file),
+                None => return Ok(Outcome::Changed),
+            }
+        }
+        let mut map =
+            OffsetMap::with_memory(self.cleaner.dedupe_buffer_size, self.cleaner.load_factor);
+        let Some(producers) = self.map_keys(segs, &files, first_dirty, uncleanable, &mut map)?
+        else {
+            return Ok(Outcome::OutOfTime);
+        };
+        let end_offset = if map.latest_offset() + 1 < uncleanable {
+            map.latest_offset() + 1
+        } else {
+            uncleanable
+        };
+        if end_offset <= first_dirty {
+            return Ok(Outcome::NothingToClean);
+        }
+        let producers_last: HashSet<i64> = producers
+            .values()
+            .filter(|(_, ts)| *ts > self.now_ms.saturating_sub(PRODUCER_EXPIRATION_MS))
+            .map(|(last, _)| *last)
+            .collect();
+        let rules = RoundRules {
+            map: &map,
+            now_ms: self.now_ms,
+            delete_retention_ms: self.topic.delete_retention_ms,
+            end_offset,
+            producers_last: &producers_last,
+        };
+        // The segments the round rewrites: every one holding an offset below its end.
+        let count = segs.iter().filter(|s| s.base_offset < end_offset).count();
+        let mut report = Report {
+            end_offset,
+            segments_before: count,
+            bytes_before: segs[..count].iter().map(|s| s.size).sum(),
+            ..Report::default()
+        };
+        let mut new = Vec::new();
+        for group in self.groups(&segs[..count], segs.get(count)) {
+            let Some((bytes, counts)) =
+                self.write_group(&segs[group.clone()], &files[group.clone()], &rules)?
+            else {
+                return Ok(Outcome::OutOfTime);
+            };
+            new.push(segs[group.start].base_offset);
+            report.bytes_after += bytes;
+            report.records += counts;
+        }
+        report.segments_after = new.len();
+        let replacement = Replacement {
+            old: segs[..count].to_vec(),
+            end: segs[count].base_offset,
+            new,
+            first_dirty,
+        };
+        if !self.log.replace_segments(&replacement)? {
+            return Ok(Outcome::Changed);
+        }
+        self.log.set_cleaner_checkpoint(end_offset)?;
+        Ok(Outcome::Cleaned(report))
+    }
+
+    fn out_of_time(&self) -> bool {
+        self.cleaner.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// The first dirty offset and the first one this round may not clean (a segment base),
+    /// when the log is dirty enough to clean now.
+    fn dirty_range(&self, snapshot: &Snapshot) -> Result<Option<(i64, i64)>> {
+        let segs = snapshot.segments();
+        let n = segs.len();
+        if n < 2 {
+            return Ok(None);
+        }
+        let (start, end) = (snapshot.log_start_offset, snapshot.log_end_offset);
+        let first_dirty = match self.log.cleaner_checkpoint()? {
+            Some(c) if c >= start && c <= end => c,
+            _ => start,
+        };
+        // The segment holding the first dirty offset, and the dirty closed segments after it.
+        let dirty = segs
+            .partition_point(|s| s.base_offset <= first_dirty)
+            .saturating_sub(1);
+        let mut uncleanable = segs[n - 1].base_offset;
+        if self.topic.min_compaction_lag_ms > 0 {
+            let newest_allowed = self.now_ms.saturating_sub(self.topic.min_compaction_lag_ms);
+            for i in dirty..n - 1 {
+                let max = self.log.closed_max_timestamp(
+                    segs[i].base_offset,
+                    segs[i + 1].base_offset,
+                    &self.topic.partition,
+                )?;
+                if max.is_some_and(|ts| ts > newest_allowed) {
+                    uncleanable = segs[i].base_offset;
+                    break;
+                }
+            }
+        }
+        if first_dirty >= uncleanable {
+            return Ok(None);
+        }
+        let clean_bytes: u64 = segs[..dirty].iter().map(|s| s.size).sum();
+        let cleanable: Vec<&SegmentInfo> = segs[dirty..]
+            .iter()
+            .take_while(|s| s.base_offset < uncleanable)
+            .collect();
+        let cleanable_bytes: u64 = cleanable.iter().map(|s| s.size).sum();
+        if clean_bytes + cleanable_bytes == 0 {
+            return Ok(None);
+        }
+        let ratio = cleanable_bytes as f64 / (clean_bytes + cleanable_bytes) as f64;
+        let overdue = cleanable_bytes > 0 && self.overdue(&cleanable)?;
+        Ok((overdue || ratio > self.topic.min_cleanable_dirty_ratio)
+            .then_some((first_dirty, uncleanable)))
+    }
+
+    /// Whether a dirty segment's first batch is older than `max.compaction.lag.ms`.
+    fn overdue(&self, dirty: &[&SegmentInfo]) -> Result<bool> {
+        if self.topic.max_compaction_lag_ms == i64::MAX {
+            return Ok(false);
+        }
+        let oldest_allowed = self.now_ms.saturating_sub(self.topic.max_compaction_lag_ms);
+        for seg in dirty {
+            let Some(file) = self.log.open_segment(seg)? else {
+                continue;
+            };
+            let mut header = [0; BATCH_OVERHEAD];
+            if seg.size < BATCH_OVERHEAD as u64 || file.read_exact_at(&mut header, 0).is_err() {
+                continue;
+            }
+            let first = BatchHeader::read(&header).max_timestamp;
+            if first > 0 && first < oldest_allowed {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Scans the whole snapshot once: each producer's last batch (its last offset and max
+    /// timestamp), and each key's last offset from `first_dirty` until `uncleanable` or until
+    /// the map is full. `None` when the deadline passed.
+    fn map_keys(
+        &mut self,
+        segs: &[SegmentInfo],
+        files: &[File],
+        first_dirty: i64,
+        uncleanable: i64,
+        map: &mut OffsetMap,
+    ) -> Result<Option<HashMap<i64, (i64, i64)>>> {
+        let mut producers = HashMap::new();
+        let mut full = false;
+        for (i, (seg, file)) in segs.iter().zip(files).enumerate() {
+            if self.out_of_time() {
+                return Ok(None);
+            }
+            let in_dirty = !full
+                && seg.base_offset < uncleanable
+                && segs
+                    .get(i + 1)
+                    .is_none_or(|next| next.base_offset > first_dirty);
+            let path = segment_path(self.log.dir(), seg.base_offset, LOG_SUFFIX);
+            let mut scanner = Scanner::new(file, &path, seg.base_offset, 0, seg.size, SCAN_CHUNK);
+            loop {
+                let (header, position, bytes) = match scanner.next()? {
+                    Step::End => break,
+                    Step::Bad { position, reason } => return Err(damaged(&path, position, reason)),
+                    Step::Batch(b) => (b.header, b.position, b.bytes),
+                };
+                if header.producer_id >= 0 {
+                    producers.insert(
+                        header.producer_id,
+                        (header.last_offset(), header.max_timestamp),
+                    );
+                }
+                if !in_dirty || full || header.is_control() || header.last_offset() < first_dirty {
+                    continue;
+                }
+                let bytes = match bytes {
+                    Some(b) => b,
+                    None => {
+                        self.batch.resize(header.total_size(), 0);
+                        file.read_exact_at(&mut self.batch, position)
+                            .context(|| format!("cannot read {}", path.display()))?;
+                        &self.batch[..]
+                    }
+                };
+                self.throttle.account(bytes.len());
+                for_each_record_crc(bytes, &mut self.scratch, false, |r| {
+                    if full || r.offset < first_dirty {
+                        return Ok(());
+                    }
+                    if let Some(key) = r.key
+                        && !map.put(key, r.offset)
+                    {
+                        full = true;
+                    }
+                    Ok(())
+                })
+                .map_err(|e| damaged(&path, position, e.to_string()))?;
+            }
+            if in_dirty && !full {
+                // Records without a key up to the segment's end are covered too.
+                if let Some(next) = segs.get(i + 1) {
+                    map.cover_up_to(next.base_offset.min(uncleanable) - 1);
+                }
+            }
+        }
+        Ok(Some(producers))
+    }
+
+    /// Groups of consecutive segments (index ranges into `segs`) each written as one: their
+    /// sizes add up to at most `segment.bytes`, and their offsets fit one segment's int32
+    /// relative offsets. `after` is the first segment not rewritten.
+    fn groups(
+        &self,
+        segs: &[SegmentInfo],
+        after: Option<&SegmentInfo>,
+    ) -> Vec<std::ops::Range<usize>> {
+        let limit = self.topic.partition.segment_bytes;
+        let next_base = |i: usize| {
+            segs.get(i + 1)
+                .or(after)
+                .map_or(i64::MAX, |s| s.base_offset)
+        };
+        let mut groups = Vec::new();
+        let mut start = 0;
+        while start < segs.len() {
+            let mut end = start + 1;
+            let mut size = segs[start].size;
+            while end < segs.len()
+                && size + segs[end].size <= limit
+                && next_base(end) - 1 - segs[start].base_offset <= i32::MAX as i64
+            {
+                size += segs[end].size;
+                end += 1;
+            }
+            groups.push(start..end);
+            start = end;
+        }
+        groups
+    }
+
+    /// Writes one group as a `.cleaned` segment named after its first segment, with its
+    /// indexes, all fsynced; its `.log`'s mtime is the group's last segment's. Returns its
+    /// size and what it kept, or `None` when the deadline passed.
+    fn write_group(
+        &mut self,
+        segs: &[SegmentInfo],
+        files: &[File],
+        rules: &RoundRules<'_>,
+    ) -> Result<Option<(u64, RetainCounts)>> {
+        let dir = self.log.dir();
+        let base = segs[0].base_offset;
+        let out_path = cleaned_path(dir, base, LOG_SUFFIX);
+        let out_file =
+            File::create(&out_path).context(|| format!("cannot create {}", out_path.display()))?;
+        let mut out = BufWriter::with_capacity(1 << 20, &out_file);
+        let mut tracker = IndexTracker::new(base, self.topic.partition.index_interval_bytes);
+        let mut position = 0u64;
+        let mut counts = RetainCounts::default();
+        let write_error = |e| LocalError::io(format!("cannot write {}", out_path.display()), e);
+        for (seg, file) in segs.iter().zip(files) {
+            if self.out_of_time() {
+                return Ok(None);
+            }
+            let path = segment_path(dir, seg.base_offset, LOG_SUFFIX);
+            let mut scanner = Scanner::new(file, &path, seg.base_offset, 0, seg.size, SCAN_CHUNK);
+            loop {
+                let (header, at, bytes) = match scanner.next()? {
+                    Step::End => break,
+                    Step::Bad { position, reason } => return Err(damaged(&path, position, reason)),
+                    Step::Batch(b) => (b.header, b.position, b.bytes),
+                };
+                let bytes = match bytes {
+                    Some(b) => b,
+                    None => {
+                        self.batch.resize(header.total_size(), 0);
+                        file.read_exact_at(&mut self.batch, at)
+                            .context(|| format!("cannot read {}", path.display()))?;
+                        &self.batch[..]
+                    }
+                };
+                let (retained, kept) = retain_batch(bytes, rules, &mut self.scratch)
+                    .map_err(|e| damaged(&path, at, e.to_string()))?;
+                counts += kept;
+                let written: &[u8] = match &retained {
+                    Retained::Whole => bytes,
+                    Retained::Rewritten(b) | Retained::Empty(b) => b,
+                    Retained::Dropped => continue,
+                };
+                let written_header =
+                    BatchHeader::parse(written).map_err(|e| damaged(&path, at, e.to_string()))?;
+                tracker.on_batch(position, &written_header);
+                out.write_all(written).map_err(write_error)?;
+                position += written.len() as u64;
+                self.throttle.account(bytes.len() + written.len());
+            }
+        }
+        out.flush().map_err(write_error)?;
+        drop(out);
+        tracker.maybe_time_entry();
+        for (suffix, entries) in [
+            (INDEX_SUFFIX, &tracker.pending_offset),
+            (TIMEINDEX_SUFFIX, &tracker.pending_time),
+        ] {
+            let path = cleaned_path(dir, base, suffix);
+            let write = || -> std::io::Result<()> {
+                let f = File::create(&path)?;
+                f.write_all_at(entries, 0)?;
+                f.sync_all()
+            };
+            write().context(|| format!("cannot write {}", path.display()))?;
+        }
+        out_file
+            .sync_all()
+            .context(|| format!("cannot fsync {}", out_path.display()))?;
+        // As Kafka does: time-based retention of a segment without timestamps goes by it.
+        if let Some(last) = files.last()
+            && let Ok(modified) = last.metadata().and_then(|m| m.modified())
+        {
+            let _ = out_file.set_modified(modified);
+        }
+        Ok(Some((position, counts)))
+    }
+}
+
+fn damaged(path: &Path, position: u64, reason: String) -> LocalError {
+    LocalError::Corrupt {
+        path: path.to_path_buf(),
+        position,
+        reason: format!("{reason}; the cleaner leaves this partition as it is"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{BatchBuilder, Compression, decode_batch};
+
+    fn now() -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64
+    }
+
+    /// Tiny segments: each append rolls.
+    fn appending() -> PartitionConfig {
+        PartitionConfig {
+            segment_bytes: 100,
+            retention_ms: -1,
+            index_interval_bytes: 1,
+            ..PartitionConfig::default()
+        }
+    }
+
+    /// Cleaned segments merge up to 1,000 bytes.
+    fn topic() -> CompactionConfig {
+        CompactionConfig {
+            min_cleanable_dirty_ratio: 0.0,
+            min_compaction_lag_ms: 0,
+            max_compaction_lag_ms: i64::MAX,
+            delete_retention_ms: 1_000,
+            partition: PartitionConfig {
+                segment_bytes: 1_000,
+                ..appending()
+            },
+        }
+    }
+
+    /// Appends one batch of (key, value) records; `None` values are tombstones.
+    fn append(log: &PartitionLog, records: &[(&str, Option<&str>)]) {
+        let mut b = BatchBuilder::new(Compression::None);
+        for (k, v) in records {
+            b.append(now(), Some(k.as_bytes()), v.map(str::as_bytes), &[]);
+        }
+        let mut batch = b.build(0).unwrap();
+        log.append(&mut batch, &appending()).unwrap();
+    }
+
+    /// Every record from the start: (offset, key, value).
+    fn read_all(log: &PartitionLog) -> Vec<(i64, String, Option<String>)> {
+        let snap = log.snapshot().unwrap();
+        let mut out = Vec::new();
+        let mut offset = snap.log_start_offset;
+        while offset < snap.log_end_offset {
+            let bytes = log.read(&snap, offset, 1 << 20).unwrap();
+            assert!(!bytes.is_empty());
+            let mut at = 0;
+            while at < bytes.len() {
+                let (h, records) = decode_batch(&bytes[at..]).unwrap();
+                at += h.total_size();
+                for r in records {
+                    if r.offset >= offset {
+                        let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+                        out.push((r.offset, text(r.key.unwrap()), r.value.map(text)));
+                    }
+                }
+                offset = h.next_offset();
+            }
+        }
+        out
+    }
+
+    fn log() -> (tempfile::TempDir, PartitionLog) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t-0");
+        PartitionLog::create(&path).unwrap();
+        let log = PartitionLog::open(&path).unwrap();
+        (dir, log)
+    }
+
+    #[test]
+    fn a_round_keeps_each_keys_last_record_at_its_offset() {
+        let (_dir, log) = log();
+        for round in 0..4 {
+            let v = format!("r{round}");
+            append(&log, &[("a", Some(&v)), ("b", Some(&v)), ("c", Some(&v))]);
+        }
+        append(&log, &[("b", None)]);
+        append(&log, &[("d", Some("last"))]);
+        let before = log.snapshot().unwrap();
+        assert!(before.segments().len() > 3, "{:?}", before.segments());
+
+        let outcome = clean(&log, &topic(), &CleanerConfig::default(), now()).unwrap();
+        let Outcome::Cleaned(report) = outcome else {
+            panic!("{outcome:?}");
+        };
+        // The active segment (holding d) is not cleaned.
+        assert_eq!(report.end_offset, 13);
+        assert_eq!(log.cleaner_checkpoint().unwrap(), Some(13));
+        assert!(report.segments_after < report.segments_before, "{report:?}");
+        let r3 = |k: &str| (k.to_string(), Some("r3".to_string()));
+        assert_eq!(
+            read_all(&log),
+            vec![
+                (9, r3("a").0, r3("a").1),
+                (11, r3("c").0, r3("c").1),
+                (12, "b".into(), None),
+                (13, "d".into(), Some("last".into())),
+            ]
+        );
+        let after = log.snapshot().unwrap();
+        assert_eq!(after.log_start_offset, 0);
+        assert_eq!(after.log_end_offset, 14);
+
+        // Nothing dirty is left outside the active segment.
+        assert_eq!(
+            clean(&log, &topic(), &CleanerConfig::default(), now()).unwrap(),
+            Outcome::NothingToClean
+        );
+    }
+
+    #[test]
+    fn a_tombstone_goes_on_a_later_round_after_its_horizon() {
+        let (_dir, log) = log();
+        append(&log, &[("a", Some("1")), ("b", Some("1"))]);
+        append(&log, &[("a", None)]);
+        append(&log, &[("c", Some("1"))]);
+        let t0 = now();
+        clean(&log, &topic(), &CleanerConfig::default(), t0).unwrap();
+        let keys = |log: &PartitionLog| -> Vec<String> {
+            read_all(log).into_iter().map(|(_, k, _)| k).collect()
+        };
+        assert_eq!(keys(&log), ["b", "a", "c"]);
+        // New dirty data, then a round past the horizon: the tombstone goes.
+        append(&log, &[("c", Some("2"))]);
+        append(&log, &[("e", Some("1"))]);
+        clean(&log, &topic(), &CleanerConfig::default(), t0 + 2_000).unwrap();
+        assert_eq!(keys(&log), ["b", "c", "e"]);
+    }
+
+    #[test]
+    fn a_reader_with_an_old_snapshot_reads_the_cleaned_log() {
+        let (_dir, log) = log();
+        for i in 0..6 {
+            append(&log, &[("k", Some(&i.to_string())), ("x", Some("x"))]);
+        }
+        append(&log, &[("z", Some("z"))]);
+        let old = log.snapshot().unwrap();
+        clean(&log, &topic(), &CleanerConfig::default(), now()).unwrap();
+        // Offset 3 lay in a segment the cleaner merged away.
+        let bytes = log.read(&old, 3, 1 << 20).unwrap();
+        let (h, records) = decode_batch(&bytes).unwrap();
+        assert!(h.last_offset() >= 3);
+        assert_eq!(records.last().unwrap().offset, 11);
+        assert_eq!(
+            log.offset_for_timestamp(&old, 0).unwrap(),
+            Some(10),
+            "the first record left"
+        );
+    }
+
+    /// A swap stopped after each of its file operations in turn, as kill -9 would stop it:
+    /// the next lock rolls it back or forward, and the log holds either the records it had
+    /// or the cleaned ones, never fewer, never twice.
+    #[test]
+    fn a_swap_stopped_anywhere_is_settled_by_the_next_lock() {
+        use crate::local::partition::swap::tests::STEPS_LEFT;
+        let mut outcomes = std::collections::BTreeSet::new();
+        for steps in 0.. {
+            let (_dir, log) = log();
+            for i in 0..5 {
+                append(
+                    &log,
+                    &[("k", Some(&i.to_string())), (&format!("u{i}"), Some("u"))],
+                );
+            }
+            append(&log, &[("z", Some("z"))]);
+            let before = read_all(&log);
+            STEPS_LEFT.set(steps);
+            let result = clean(&log, &topic(), &CleanerConfig::default(), now());
+            STEPS_LEFT.set(usize::MAX);
+            let after = read_all(&log);
+            let cleaned: Vec<_> = before
+                .iter()
+                .filter(|(o, k, _)| k != "k" || *o == 8)
+                .cloned()
+                .collect();
+            assert!(
+                after == before || after == cleaned,
+                "after {steps} steps: {after:?}"
+            );
+            let leftovers: Vec<String> = std::fs::read_dir(log.dir())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .filter(|n| n.ends_with(".cleaned") || n.ends_with(".swap") || n == "cleaner-swap")
+                .collect();
+            assert!(leftovers.is_empty(), "after {steps} steps: {leftovers:?}");
+            outcomes.insert(after == cleaned);
+            if result.is_ok() {
+                assert_eq!(after, cleaned);
+                break;
+            }
+            // The next round cleans it.
+            clean(&log, &topic(), &CleanerConfig::default(), now()).unwrap();
+            assert_eq!(
+                read_all(&log),
+                cleaned,
+                "after {steps} steps and a new round"
+            );
+        }
+        assert_eq!(outcomes.len(), 2, "both rolled back and rolled forward");
+    }
+}
