@@ -55,9 +55,27 @@ pub struct ServerConfig {
     pub consumer_heartbeat_interval_ms: i32,
     /// `group.consumer.session.timeout.ms`: how long such a member may stay silent.
     pub consumer_session_timeout_ms: i32,
+    /// The log cleaner's settings (`log.cleaner.*`).
+    pub cleaner: CleanerSettings,
     /// The properties of [`READ_KEYS`] as given (file and `--override`), for DescribeConfigs.
     pub given: BTreeMap<String, String>,
 }
+
+/// The server's log cleaner, from Kafka's `log.cleaner.*` keys.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CleanerSettings {
+    /// `log.cleaner.enable` (true): without it compacted topics grow forever, as in Kafka.
+    pub enabled: bool,
+    /// `log.cleaner.backoff.ms` (15,000): the pause when no partition needed cleaning.
+    pub backoff_ms: i64,
+    /// `log.cleaner.io.max.bytes.per.second` (unlimited): bytes read and written per second.
+    pub max_bytes_per_second: f64,
+    /// `log.cleaner.dedupe.buffer.size` (128 MiB): the memory for a round's key map.
+    pub dedupe_buffer_size: i64,
+}
+
+/// Kafka's default `log.cleaner.io.max.bytes.per.second` (Java's `Double.MAX_VALUE`).
+const UNTHROTTLED: &str = "1.7976931348623157E308";
 
 /// What the server takes for each of [`READ_KEYS`] when it is not given (`None`: nothing),
 /// as DescribeConfigs reports it (source DEFAULT_CONFIG). The topic-level defaults the `log.*`
@@ -79,6 +97,10 @@ fn default_of(key: &str) -> Option<String> {
         "log.segment.bytes" => topic_default("segment.bytes"),
         "group.consumer.heartbeat.interval.ms" => DEFAULT_CONSUMER_HEARTBEAT_MS.to_string(),
         "group.consumer.session.timeout.ms" => DEFAULT_CONSUMER_SESSION_MS.to_string(),
+        "log.cleaner.enable" => "true".to_string(),
+        "log.cleaner.backoff.ms" => "15000".to_string(),
+        "log.cleaner.io.max.bytes.per.second" => UNTHROTTLED.to_string(),
+        "log.cleaner.dedupe.buffer.size" => "134217728".to_string(),
         _ => return None,
     })
 }
@@ -109,6 +131,10 @@ pub const READ_KEYS: &[&str] = &[
     "log.segment.bytes",
     "group.consumer.heartbeat.interval.ms",
     "group.consumer.session.timeout.ms",
+    "log.cleaner.enable",
+    "log.cleaner.backoff.ms",
+    "log.cleaner.io.max.bytes.per.second",
+    "log.cleaner.dedupe.buffer.size",
 ];
 
 /// Given keys the server does not read that look like a misspelling of one it does (at most two
@@ -211,6 +237,7 @@ impl ServerConfig {
             topic_defaults: topic_defaults(&get)?,
             consumer_heartbeat_interval_ms,
             consumer_session_timeout_ms,
+            cleaner: cleaner_settings(&get)?,
             given: READ_KEYS
                 .iter()
                 .filter_map(|&k| get(k).map(|v| (k.to_string(), v.to_string())))
@@ -272,6 +299,40 @@ impl ServerConfig {
     pub fn consumer_session_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_millis(self.consumer_session_timeout_ms as u64)
     }
+}
+
+/// The log cleaner's settings, checked as Kafka checks them.
+fn cleaner_settings<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<CleanerSettings, String> {
+    let enabled = get("log.cleaner.enable")
+        .map(|v| boolean(v, "log.cleaner.enable"))
+        .transpose()?
+        .unwrap_or(true);
+    let backoff_ms = long(
+        get("log.cleaner.backoff.ms"),
+        "log.cleaner.backoff.ms",
+        15_000,
+        0,
+    )?;
+    let key = "log.cleaner.io.max.bytes.per.second";
+    let max_bytes_per_second = match get(key) {
+        None => f64::MAX,
+        Some(v) => match v.parse::<f64>() {
+            Ok(n) if n.is_finite() => n,
+            _ => return Err(not_a_number(v, key, "DOUBLE")),
+        },
+    };
+    let dedupe_buffer_size = long(
+        get("log.cleaner.dedupe.buffer.size"),
+        "log.cleaner.dedupe.buffer.size",
+        134_217_728,
+        i64::MIN,
+    )?;
+    Ok(CleanerSettings {
+        enabled,
+        backoff_ms,
+        max_bytes_per_second,
+        dedupe_buffer_size,
+    })
 }
 
 /// The topic config defaults the broker's `log.*` keys set, under the topic configs' names.

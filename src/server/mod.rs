@@ -11,11 +11,13 @@
 //!   hostile element count from aborting the process.
 //! - `broker`: shared state; `connection`: one client; `dispatch`: request routing and
 //!   ApiVersions; `handlers`: one module per API group; `appender`: group commit;
-//!   `sequences`: idempotent producers; `groups`: the group coordinator; `log`: stderr log lines.
+//!   `sequences`: idempotent producers; `groups`: the group coordinator; `cleaner`: the log
+//!   cleaner's thread; `log`: stderr log lines.
 
 pub mod alloc;
 mod appender;
 mod broker;
+mod cleaner;
 pub mod config;
 mod connection;
 mod dispatch;
@@ -165,6 +167,7 @@ async fn accept_until(
         broker.cluster_id
     ));
     let maintenance = tokio::spawn(groups::maintain(Arc::clone(&broker)));
+    let cleaner = cleaner::Cleaner::start(Arc::clone(&broker));
     let (stop, stopping) = watch::channel(false);
     let mut connections = JoinSet::new();
     tokio::pin!(shutdown);
@@ -187,6 +190,9 @@ async fn accept_until(
     };
     drop(listener);
     maintenance.abort();
+    if let Some(cleaner) = cleaner {
+        let _ = tokio::task::spawn_blocking(move || cleaner.stop()).await;
+    }
     broker
         .log
         .info("Shutting down: finishing the requests in flight");

@@ -6,6 +6,7 @@
 //!
 //! - `lifecycle`: the ready line, refusals (port in use, second server, bad property), signals.
 //! - `clients`: kcat and the Java tools produce and consume; one log, two ways in.
+//! - `compaction`: the server's cleaner thread on what kcat writes; keyless records refused.
 //! - `durability`: kill -9 loses nothing that was acknowledged.
 //! - `hostile`: malformed and hostile requests close their own connection only.
 //! - `raw_requests`: requests made by hand: malformed batches refused and nothing stored,
@@ -20,6 +21,7 @@
 mod common;
 
 mod clients;
+mod compaction;
 mod consumer_protocol;
 mod durability;
 mod groups;

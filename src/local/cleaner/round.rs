@@ -69,6 +69,8 @@ pub struct CleanerConfig {
     /// A round not done by then gives up and leaves the log as it was (a producer cleans
     /// after its appends only for so long).
     pub deadline: Option<Instant>,
+    /// Set, a round gives up as at its deadline (the server stopping).
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Default for CleanerConfig {
@@ -78,6 +80,7 @@ impl Default for CleanerConfig {
             load_factor: 0.9,
             max_bytes_per_second: f64::MAX,
             deadline: None,
+            cancel: None,
         }
     }
 }
@@ -258,6 +261,11 @@ impl Round<'_> {
 
     fn out_of_time(&self) -> bool {
         self.cleaner.deadline.is_some_and(|d| Instant::now() >= d)
+            || self
+                .cleaner
+                .cancel
+                .as_ref()
+                .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// The first dirty offset and the first one this round may not clean (a segment base),

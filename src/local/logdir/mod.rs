@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 mod lifecycle;
 
 use super::board::{Slot, board_path};
-use super::cleaner::{CleanerConfig, CompactionConfig};
+use super::cleaner::{CleanerConfig, CompactionConfig, Outcome};
 use super::error::{IoContext, LocalError, Result};
 use super::lock::{FileLock, LockMode};
 use super::partition::{PARTITION_METADATA, PartitionConfig, PartitionLog};
@@ -599,22 +599,31 @@ impl LogDir {
         let Some(config) = meta.compaction_config() else {
             return Ok(());
         };
-        let _lock = self.lock(LockMode::Shared)?;
         let mut first_failure = None;
         for p in partitions {
             let cleaner = CleanerConfig {
                 deadline: budget.map(|b| std::time::Instant::now() + b),
                 ..CleanerConfig::default()
             };
-            let now = crate::local::cleaner::now_ms();
-            let cleaned = self
-                .partition(&meta.name, p)
-                .and_then(|log| crate::local::cleaner::clean(&log, &config, &cleaner, now));
-            if let Err(e) = cleaned {
+            if let Err(e) = self.clean_partition(meta, &config, p, &cleaner) {
                 first_failure.get_or_insert(e);
             }
         }
         first_failure.map_or(Ok(()), Err)
+    }
+
+    /// One cleaning round over one partition of a compacted topic, under the shared log-dir
+    /// lock (which keeps a deletion of the topic out until it is done).
+    pub fn clean_partition(
+        &self,
+        meta: &TopicMeta,
+        config: &CompactionConfig,
+        partition: u32,
+        cleaner: &CleanerConfig,
+    ) -> Result<Outcome> {
+        let _lock = self.lock(LockMode::Shared)?;
+        let log = self.partition_of(meta, partition)?;
+        crate::local::cleaner::clean(&log, config, cleaner, crate::local::cleaner::now_ms())
     }
 
     /// Changes a topic's config overrides with `change`, which may refuse (nothing is written
