@@ -4,6 +4,9 @@
 //! it as Kafka's read a compacted log, skipping the gaps; the same files without the mark are
 //! damage, since a log that was never compacted has dense offsets.
 
+use std::process::{Command as StdCommand, Stdio};
+use std::time::Instant;
+
 use crate::common::{Kafkit, text};
 
 use kafkit::record::{
@@ -244,4 +247,153 @@ fn producers_clean_a_compacted_topic_as_they_exit() {
 
     let describe = k.ok("kafka-topics", &["--describe", "--topic", "c"], None);
     assert!(describe.contains("cleanup.policy=compact"), "{describe}");
+}
+
+/// Every record from the start of topic `c`, as (offset, key, value), in the order read.
+fn read_compacted(k: &Kafkit) -> Vec<(i64, String, String)> {
+    let out = k.ok(
+        "kafka-console-consumer",
+        &[
+            "--topic",
+            "c",
+            "--from-beginning",
+            "--until-end",
+            "--property",
+            "print.offset=true",
+            "--property",
+            "print.key=true",
+        ],
+        None,
+    );
+    out.lines()
+        .map(|l| {
+            let mut f = l.splitn(3, '\t');
+            let offset = f.next().unwrap().strip_prefix("Offset:").unwrap();
+            (
+                offset.parse().unwrap(),
+                f.next().unwrap().to_string(),
+                f.next().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// kill -9 at random moments of cleaning runs (a `kafka-configs --alter` cleans the topic):
+/// after each, the next command settles any swap the kill interrupted, every key's latest
+/// value is still there, offsets are read once each and in order, and no half-written file
+/// is left.
+#[test]
+fn kill_9_during_cleaning_loses_and_duplicates_nothing() {
+    use std::collections::BTreeMap;
+    let k = Kafkit::new();
+    k.ok(
+        "kafka-topics",
+        &[
+            "--create",
+            "--topic",
+            "c",
+            "--config",
+            "cleanup.policy=compact",
+            "--config",
+            "segment.bytes=1048576",
+            // Only the alters below clean: the producers' own rounds would leave the kills
+            // little to interrupt.
+            "--config",
+            "min.cleanable.dirty.ratio=0.99",
+        ],
+        None,
+    );
+    let keyed = ["--property", "parse.key=true"];
+    let mut latest: BTreeMap<String, String> = BTreeMap::new();
+    let produce = |k: &Kafkit, round: usize, latest: &mut BTreeMap<String, String>| {
+        let pad = "x".repeat(80);
+        let input: String = (0..20_000)
+            .map(|i| {
+                let key = format!("k{}", (i * 7 + round) % 1000);
+                let value = format!("r{round}-{i}-{pad}");
+                latest.insert(key.clone(), value.clone());
+                format!("{key}\t{value}\n")
+            })
+            .collect();
+        k.produce("c", &keyed, input.as_bytes());
+    };
+    let alter = |ratio: usize| {
+        let ratio = format!("min.cleanable.dirty.ratio=0.{ratio:02}");
+        StdCommand::new(assert_cmd::cargo::cargo_bin("kafka-configs"))
+            .args(["--alter", "--entity-type", "topics", "--entity-name", "c"])
+            .args(["--add-config", &ratio])
+            .env("KAFKIT_LOG_DIR", k.log_dir())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    // How long a whole cleaning run takes here: the kills land within it. (The first
+    // producer's exit cleans the new log; the alter cleans the second round.)
+    produce(&k, 0, &mut latest);
+    produce(&k, 1, &mut latest);
+    let checkpoint = || std::fs::read_to_string(k.path("c-0/cleaner-checkpoint")).unwrap();
+    let before = checkpoint();
+    let started = Instant::now();
+    assert!(alter(1).wait().unwrap().success());
+    let full = started.elapsed();
+    assert_ne!(checkpoint(), before, "the alter cleaned");
+    let mut interrupted = 0;
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    eprintln!("kill -9 rounds: a whole run takes {full:?}; seed {seed}");
+    for round in 2..=25 {
+        produce(&k, round, &mut latest);
+        let before = checkpoint();
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let delay = full.mul_f64((seed >> 11) as f64 / (1u64 << 53) as f64);
+        let mut child = alter(round % 90 + 2);
+        std::thread::sleep(delay);
+        let _ = child.kill();
+        child.wait().unwrap();
+        if checkpoint() == before {
+            interrupted += 1;
+        }
+        let records = read_compacted(&k);
+        let mut last: BTreeMap<String, String> = BTreeMap::new();
+        for pair in records.windows(2) {
+            assert!(
+                pair[0].0 < pair[1].0,
+                "round {round}: offsets out of order or read twice: {pair:?}"
+            );
+        }
+        for (_, key, value) in records {
+            last.insert(key, value);
+        }
+        let wrong: Vec<&String> = latest
+            .iter()
+            .filter(|(key, value)| last.get(*key) != Some(value))
+            .map(|(key, _)| key)
+            .take(5)
+            .collect();
+        assert!(
+            wrong.is_empty() && last.len() == latest.len(),
+            "round {round} (killed after {delay:?}): {} keys read of {}, wrong or missing: {wrong:?}",
+            last.len(),
+            latest.len()
+        );
+        let leftovers: Vec<String> = std::fs::read_dir(k.path("c-0"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".swap") || n == "cleaner-swap")
+            .collect();
+        assert!(leftovers.is_empty(), "round {round}: {leftovers:?}");
+    }
+    assert!(
+        interrupted >= 5,
+        "only {interrupted} of 24 kills interrupted a run"
+    );
+    // A last run cleans it all: one record per key outside the active segment.
+    assert!(alter(1).wait().unwrap().success());
+    let records = read_compacted(&k);
+    assert!(records.len() < 2 * 1000 + 20_000, "{}", records.len());
 }

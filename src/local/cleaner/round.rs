@@ -746,4 +746,30 @@ mod tests {
         }
         assert_eq!(outcomes.len(), 2, "both rolled back and rolled forward");
     }
+
+    /// A group whose every record was superseded is written as an empty segment, which
+    /// readers pass over.
+    #[test]
+    fn an_emptied_segment_is_read_past() {
+        let (_dir, log) = log();
+        append(&log, &[("a", Some("1")), ("b", Some("1"))]);
+        append(&log, &[("a", Some("2")), ("b", Some("2"))]);
+        append(&log, &[("c", Some("1"))]);
+        let no_merging = CompactionConfig {
+            partition: appending(),
+            ..topic()
+        };
+        let outcome = clean(&log, &no_merging, &CleanerConfig::default(), now()).unwrap();
+        assert!(matches!(outcome, Outcome::Cleaned(_)), "{outcome:?}");
+        let snap = log.snapshot().unwrap();
+        assert_eq!(snap.segments()[0].size, 0);
+        assert_eq!(
+            read_all(&log),
+            vec![
+                (2, "a".into(), Some("2".into())),
+                (3, "b".into(), Some("2".into())),
+                (4, "c".into(), Some("1".into())),
+            ]
+        );
+    }
 }

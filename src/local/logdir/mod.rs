@@ -506,11 +506,15 @@ impl LogDir {
     }
 
     /// Whether partition `p` of `topic` provably holds no records, from one `stat`: its first
-    /// segment is its only one (an empty segment never rolls) and is empty. `false` when that
-    /// cannot be told this way (open the partition to know).
+    /// segment is its only one (an empty segment never rolls) and is empty. The cleaner may
+    /// leave an empty first segment before others, so a compacted partition (one with a
+    /// cleaner checkpoint, a second `stat`) is not judged this way. `false` when that cannot
+    /// be told this way (open the partition to know).
     pub fn partition_is_empty(&self, topic: &str, partition: u32) -> bool {
-        let first = segment_path(&self.partition_dir(topic, partition), 0, LOG_SUFFIX);
+        let dir = self.partition_dir(topic, partition);
+        let first = segment_path(&dir, 0, LOG_SUFFIX);
         fs::metadata(first).is_ok_and(|m| m.is_file() && m.len() == 0)
+            && !crate::local::segment::may_have_gaps(&dir)
     }
 
     /// Repairs every partition of a topic (`kafka-topics --repair`): a partition directory
