@@ -1,6 +1,7 @@
 //! `kafka-console-consumer --bootstrap-server` on what only a real Kafka broker does, so these
 //! run in the `remote` binary only: transactions (`kafka-server-start` answers their requests
-//! with errors) and the log cleaner (the embedded log refuses `cleanup.policy=compact`).
+//! with errors) and Kafka's own log cleaner (the embedded log's is compared with it in
+//! `compaction_vs_kafka`).
 
 use std::time::{Duration, Instant};
 

@@ -5,7 +5,7 @@
 //!
 //! The modules of the first group also run against our own `kafka-server-start`, in the
 //! `served` binary (`tests/served/main.rs` includes them); the second group is Kafka-only: what
-//! the server does not do (SASL and TLS, transactions, compaction, group and broker configs),
+//! the server does not do (SASL and TLS, transactions, Kafka's own cleaner, group and broker configs),
 //! a broker of a test's own, Kafka's own files, or no broker at all.
 //!
 //! Last, `with_a_cluster` (`tests/cluster/`): the tools against a three-node cluster, whose
@@ -32,6 +32,7 @@ mod quickstart;
 mod topics;
 
 // Kafka-only.
+mod compaction_vs_kafka;
 mod configs_kafka_only;
 mod connection;
 mod consumer_group_kafka_only;
