@@ -89,3 +89,69 @@ fn dumps_read_a_partition_while_a_writer_holds_its_lock() {
     let log = dir.join("00000000000000000000.log");
     same_as_kafka(&["--files", log.to_str().unwrap(), "--print-data-log"]);
 }
+
+/// A segment the cleaner wrote (records dropped from batches, a tombstone's batch with its
+/// delete horizon, merged segments, rebuilt indexes) dumps as Kafka's DumpLogSegments dumps
+/// it, and its indexes pass Kafka's checks.
+#[test]
+fn cleaned_segments_dump_as_kafkas_do() {
+    if !available() {
+        return;
+    }
+    let k = Kafkit::new();
+    k.ok(
+        "kafka-topics",
+        &[
+            "--create",
+            "--topic",
+            "c",
+            "--config",
+            "cleanup.policy=compact",
+            "--config",
+            "segment.ms=100",
+            "--config",
+            "min.cleanable.dirty.ratio=0.9",
+        ],
+        None,
+    );
+    let keyed = [
+        "--property",
+        "parse.key=true",
+        "--property",
+        "null.marker=NULL",
+    ];
+    let big = "v".repeat(3000);
+    for round in 0..3 {
+        let input: String = (0..6)
+            .map(|i| format!("k{i}\t{round}-{big}\n"))
+            .chain(["solo\tNULL\n".to_string()])
+            .collect();
+        k.produce("c", &keyed, input.as_bytes());
+        std::thread::sleep(std::time::Duration::from_millis(150));
+    }
+    k.produce("c", &keyed, b"last\troll\n");
+    k.ok(
+        "kafka-configs",
+        &[
+            "--alter",
+            "--entity-type",
+            "topics",
+            "--entity-name",
+            "c",
+            "--add-config",
+            "min.cleanable.dirty.ratio=0.01",
+        ],
+        None,
+    );
+    let dir = k.path("c-0");
+    let seg = |suffix: &str| dir.join(format!("00000000000000000000{suffix}"));
+    let (log, index, time) = (seg(".log"), seg(".index"), seg(".timeindex"));
+    let all = files(&[&log, &index, &time]);
+    let deep = same_as_kafka(&["--files", &all, "--print-data-log"]);
+    assert!(deep.contains("deleteHorizonMs: OptionalLong["), "{deep}");
+    assert!(deep.contains("offset: "), "the index has entries: {deep}");
+    for args in [["--verify-index-only"], ["--index-sanity-check"]] {
+        same_as_kafka(&["--files", &all, args[0]]);
+    }
+    same_as_kafka(&["--files", &files(&[&log]), "--deep-iteration"]);
+}
