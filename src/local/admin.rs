@@ -160,12 +160,17 @@ fn create_partitions_of(dir: &LogDir, increase: &PartitionIncrease) -> Result<()
 pub fn alter_topic_configs(dir: &LogDir, alterations: &[TopicConfigChanges]) -> Vec<TopicOutcome> {
     alterations
         .iter()
-        .map(|a| (a.topic.clone(), alter_topic_config(dir, a)))
+        .map(|a| (a.topic.clone(), alter_topic_config(dir, a, true)))
         .collect()
 }
 
-/// One topic's config changes, all or none; a shorter retention takes effect at once.
-pub(super) fn alter_topic_config(dir: &LogDir, alteration: &TopicConfigChanges) -> Result<()> {
+/// One topic's config changes, all or none; a shorter retention takes effect at once, and so
+/// does compaction when `clean` (not in the server, whose cleaner thread does it).
+pub(super) fn alter_topic_config(
+    dir: &LogDir,
+    alteration: &TopicConfigChanges,
+    clean: bool,
+) -> Result<()> {
     existing(dir, &alteration.topic)?;
     let invalid = |message: String| LocalError::kafka(ResponseError::InvalidConfig, message);
     let meta = dir.alter_topic_configs(&alteration.topic, |configs| {
@@ -192,6 +197,9 @@ pub(super) fn alter_topic_config(dir: &LogDir, alteration: &TopicConfigChanges) 
     // A shorter retention takes effect now, as the broker's log cleaner would soon, and so
     // does compaction (a topic made compacted, a lower dirty ratio).
     apply_retention_or_warn(dir, &meta, true);
+    if !clean {
+        return Ok(());
+    }
     match dir.clean_partitions(&meta, 0..meta.partitions, None) {
         Err(e) if !e.is_read_only() => {
             super::warnings::push(format!("topic '{}' was not cleaned: {e}", meta.name))

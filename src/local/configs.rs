@@ -56,8 +56,27 @@ pub fn describe(dir: &LogDir, resource: &ConfigResource) -> Result<Vec<Described
     }
 }
 
-/// Applies the changes, all or none; a topic's new retention is applied at once.
+/// Applies the changes, all or none; a topic's new retention is applied at once, and a
+/// compacted topic is cleaned.
 pub fn alter(dir: &LogDir, resource: &ConfigResource, changes: &[ConfigChange]) -> Result<()> {
+    alter_then(dir, resource, changes, true)
+}
+
+/// [`alter`] for `kafka-server-start`, which answers at once: its cleaner thread cleans.
+pub fn alter_served(
+    dir: &LogDir,
+    resource: &ConfigResource,
+    changes: &[ConfigChange],
+) -> Result<()> {
+    alter_then(dir, resource, changes, false)
+}
+
+fn alter_then(
+    dir: &LogDir,
+    resource: &ConfigResource,
+    changes: &[ConfigChange],
+    clean: bool,
+) -> Result<()> {
     refuse_duplicates(changes)?;
     match resource {
         ConfigResource::Topic(name) => {
@@ -68,6 +87,7 @@ pub fn alter(dir: &LogDir, resource: &ConfigResource, changes: &[ConfigChange]) 
                     topic: name.clone(),
                     changes: changes.to_vec(),
                 },
+                clean,
             )
         }
         ConfigResource::BrokerDefaults => alter_settings(dir, changes),

@@ -142,7 +142,7 @@ pub async fn alter(
                     if request.validate_only {
                         return Ok(());
                     }
-                    local_configs::alter(&b.dir, &res, &changes)
+                    local_configs::alter_served(&b.dir, &res, &changes)
                 });
                 let entry = AlterConfigsResourceResponse::default()
                     .with_resource_type(r.resource_type)
