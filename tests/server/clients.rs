@@ -9,7 +9,8 @@ use crate::common::broker::{CONSOLE_CONSUMER, CONSOLE_PRODUCER, TOPIC_COMMAND, j
 use crate::common::server::Server;
 use crate::common::{Kafkit, Lines, sorted, text};
 
-fn kcat(args: &[&str], stdin: Option<&str>) -> String {
+/// Runs kcat with `args` and `stdin`; its stdout (it must succeed).
+pub fn kcat(args: &[&str], stdin: Option<&str>) -> String {
     let mut child = Command::new("kcat")
         .args(args)
         .stdin(Stdio::piped())

@@ -1,29 +1,11 @@
 //! Compacted topics through the server: its cleaner thread cleans what clients that are not
 //! ours (kcat) write, while they write, and keyless records are refused with Kafka's error.
 
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::clients::kcat;
 use crate::common::server::{Server, wait_until};
 use crate::common::{Kafkit, text};
-
-fn kcat(args: &[&str], stdin: &str) -> std::process::Output {
-    use std::io::Write;
-    let mut child = Command::new("kcat")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kcat is installed (apt-get install kcat)");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
 
 #[test]
 fn the_servers_cleaner_keeps_each_keys_last_record() {
@@ -52,14 +34,15 @@ fn the_servers_cleaner_keeps_each_keys_last_record() {
     // Each round is appended more than segment.ms after the one before, so it rolls.
     for round in 0..4 {
         let input: String = (0..50).map(|i| format!("k{i}:r{round}\n")).collect();
-        let out = kcat(&["-P", "-b", b, "-t", "c", "-K:", "-X", "acks=all"], &input);
-        assert!(out.status.success(), "{}", text(&out.stderr));
+        kcat(
+            &["-P", "-b", b, "-t", "c", "-K:", "-X", "acks=all"],
+            Some(&input),
+        );
         std::thread::sleep(Duration::from_millis(150));
     }
-    let out = kcat(&["-P", "-b", b, "-t", "c", "-K:"], "last:roll\n");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    kcat(&["-P", "-b", b, "-t", "c", "-K:"], Some("last:roll\n"));
     let read = || {
-        let out = kcat(
+        kcat(
             &[
                 "-C",
                 "-b",
@@ -72,9 +55,8 @@ fn the_servers_cleaner_keeps_each_keys_last_record() {
                 "-f",
                 "%o %k=%s\n",
             ],
-            "",
-        );
-        text(&out.stdout)
+            None,
+        )
     };
     let expected: String = (0..50)
         .map(|i| format!("{} k{i}=r3\n", 150 + i))
