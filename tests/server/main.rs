@@ -16,10 +16,13 @@
 //! - `groups`: consumer groups over the network, offsets shared with the directory.
 //! - `consumer_protocol`: groups of the new consumer protocol (KIP-848), assigned by the server.
 //! - `perf`: the perf-test tools, ours and Kafka's.
+//! - `apps`: applications built on compacted topics: a Kafka Streams word count restored from
+//!   its changelog, a Kafka Connect worker resuming a file source from its stored offsets.
 
 #[path = "../common/mod.rs"]
 mod common;
 
+mod apps;
 mod clients;
 mod compaction;
 mod consumer_protocol;

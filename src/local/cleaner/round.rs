@@ -772,4 +772,94 @@ mod tests {
             ]
         );
     }
+
+    /// A writer, the cleaner and a reader on one partition at once: the reader never fails,
+    /// gets offsets in order, each with the record written there; once the writer stops, a
+    /// last round leaves each key's last record.
+    #[test]
+    fn readers_see_a_consistent_log_while_it_is_cleaned() {
+        use std::collections::BTreeMap;
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        use std::sync::{Arc, Mutex};
+        let (_dir, log) = log();
+        let log = Arc::new(log);
+        let written: Arc<Mutex<BTreeMap<i64, (String, String)>>> = Default::default();
+        let done = Arc::new(AtomicBool::new(false));
+        let rounds = Arc::new(AtomicUsize::new(0));
+        let writer = {
+            let (log, written, done) = (Arc::clone(&log), Arc::clone(&written), Arc::clone(&done));
+            let rounds = Arc::clone(&rounds);
+            std::thread::spawn(move || {
+                // At least 400 records, and on until the cleaner has swapped five times.
+                for i in 0.. {
+                    if i >= 400
+                        && (rounds.load(Ordering::Relaxed) >= 5 || i >= 20_000)
+                        && i % 7 == 0
+                    {
+                        break;
+                    }
+                    let (key, value) = (format!("k{}", i % 7), format!("v{i}"));
+                    let mut b = BatchBuilder::new(Compression::None);
+                    b.append(now(), Some(key.as_bytes()), Some(value.as_bytes()), &[]);
+                    let mut batch = b.build(0).unwrap();
+                    // Recorded before the append: a reader may see it as soon as it is there.
+                    let next = log.snapshot().unwrap().log_end_offset;
+                    written.lock().unwrap().insert(next, (key, value));
+                    log.append(&mut batch, &appending()).unwrap();
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+                done.store(true, Ordering::Relaxed);
+            })
+        };
+        let cleaner = {
+            let (log, done, rounds) = (Arc::clone(&log), Arc::clone(&done), Arc::clone(&rounds));
+            std::thread::spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    if let Outcome::Cleaned(_) =
+                        clean(&log, &topic(), &CleanerConfig::default(), now()).unwrap()
+                    {
+                        rounds.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            })
+        };
+        let mut reads = 0;
+        while !done.load(Ordering::Relaxed) {
+            let snap = log.snapshot().unwrap();
+            let mut offset = snap.log_start_offset;
+            let mut last = -1;
+            while offset < snap.log_end_offset {
+                let bytes = log.read(&snap, offset, 4096).unwrap();
+                let mut at = 0;
+                while at < bytes.len() {
+                    let (h, records) = decode_batch(&bytes[at..]).unwrap();
+                    at += h.total_size();
+                    for r in records.iter().filter(|r| r.offset >= offset) {
+                        assert!(r.offset > last, "{} after {last}", r.offset);
+                        last = r.offset;
+                        let text =
+                            |b: &Option<Vec<u8>>| String::from_utf8(b.clone().unwrap()).unwrap();
+                        let (key, value) = written.lock().unwrap()[&r.offset].clone();
+                        assert_eq!((text(&r.key), text(&r.value)), (key, value));
+                    }
+                    offset = offset.max(h.next_offset());
+                }
+                if bytes.is_empty() {
+                    break;
+                }
+            }
+            reads += 1;
+            // Readers that never pause would starve the writers of the exclusive lock.
+            std::thread::sleep(std::time::Duration::from_micros(500));
+        }
+        writer.join().unwrap();
+        cleaner.join().unwrap();
+        let rounds = rounds.load(Ordering::Relaxed);
+        assert!(rounds >= 5 && reads > 3, "{rounds} rounds, {reads} reads");
+        append(&log, &[("end", Some("roll"))]);
+        clean(&log, &topic(), &CleanerConfig::default(), now()).unwrap();
+        let keys: Vec<String> = read_all(&log).into_iter().map(|(_, k, _)| k).collect();
+        // The writer stopped after a k6: the last seven records are k0 to k6.
+        assert_eq!(keys, ["k0", "k1", "k2", "k3", "k4", "k5", "k6", "end"]);
+    }
 }
