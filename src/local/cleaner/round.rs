@@ -484,6 +484,7 @@ impl Round<'_> {
                         &self.batch[..]
                     }
                 };
+                self.throttle.account(bytes.len());
                 let (retained, kept) = retain_batch(bytes, rules, &mut self.scratch)
                     .map_err(|e| damaged(&path, at, e.to_string()))?;
                 counts += kept;
@@ -497,7 +498,7 @@ impl Round<'_> {
                 tracker.on_batch(position, &written_header);
                 out.write_all(written).map_err(write_error)?;
                 position += written.len() as u64;
-                self.throttle.account(bytes.len() + written.len());
+                self.throttle.account(written.len());
             }
         }
         out.flush().map_err(write_error)?;
@@ -861,5 +862,109 @@ mod tests {
         let keys: Vec<String> = read_all(&log).into_iter().map(|(_, k, _)| k).collect();
         // The writer stopped after a k6: the last seven records are k0 to k6.
         assert_eq!(keys, ["k0", "k1", "k2", "k3", "k4", "k5", "k6", "end"]);
+    }
+
+    /// Appends one batch of keyed records with timestamp `ts`.
+    fn append_at(log: &PartitionLog, ts: i64, records: &[(&str, &str)]) {
+        let mut b = BatchBuilder::new(Compression::None);
+        for (k, v) in records {
+            b.append(ts, Some(k.as_bytes()), Some(v.as_bytes()), &[]);
+        }
+        let mut batch = b.build(0).unwrap();
+        log.append(&mut batch, &appending()).unwrap();
+    }
+
+    /// `min.compaction.lag.ms` keeps young segments out of a round; `max.compaction.lag.ms`
+    /// forces one on a log not dirty enough by the ratio.
+    #[test]
+    fn the_compaction_lags_hold_back_and_force_rounds() {
+        let (_dir, log) = log();
+        let old = now() - 60_000;
+        append_at(&log, old, &[("a", "1"), ("b", "1")]);
+        append_at(&log, old, &[("a", "2"), ("b", "2")]);
+        append_at(&log, now(), &[("c", "1")]);
+        let cleaner = CleanerConfig::default();
+        let young = CompactionConfig {
+            min_compaction_lag_ms: 3_600_000,
+            ..topic()
+        };
+        assert_eq!(
+            clean(&log, &young, &cleaner, now()).unwrap(),
+            Outcome::NothingToClean
+        );
+        let never_by_ratio = CompactionConfig {
+            min_cleanable_dirty_ratio: 1.0,
+            ..topic()
+        };
+        assert_eq!(
+            clean(&log, &never_by_ratio, &cleaner, now()).unwrap(),
+            Outcome::NothingToClean
+        );
+        let overdue = CompactionConfig {
+            max_compaction_lag_ms: 30_000,
+            ..never_by_ratio
+        };
+        assert!(matches!(
+            clean(&log, &overdue, &cleaner, now()).unwrap(),
+            Outcome::Cleaned(_)
+        ));
+        let keys: Vec<String> = read_all(&log).into_iter().map(|(_, k, _)| k).collect();
+        assert_eq!(keys, ["a", "b", "c"]);
+    }
+
+    /// A key map smaller than the dirty part's keys: a round cleans as far as the map reached,
+    /// and the next goes on from there.
+    #[test]
+    fn a_full_key_map_ends_the_round_early() {
+        let (_dir, log) = log();
+        for round in 0..3 {
+            let v = round.to_string();
+            append(&log, &[("a", Some(&v)), ("b", Some(&v)), ("c", Some(&v))]);
+        }
+        append(&log, &[("z", Some("z"))]);
+        // Two keys' worth of memory at Kafka's 24 bytes a key.
+        let small = CleanerConfig {
+            dedupe_buffer_size: 48,
+            load_factor: 1.0,
+            ..CleanerConfig::default()
+        };
+        let Outcome::Cleaned(first) = clean(&log, &topic(), &small, now()).unwrap() else {
+            panic!("no round");
+        };
+        assert!(first.end_offset < 9, "{first:?}");
+        let mut rounds = 1;
+        while let Outcome::Cleaned(_) = clean(&log, &topic(), &small, now()).unwrap() {
+            rounds += 1;
+            assert!(rounds < 20);
+        }
+        assert_eq!(log.cleaner_checkpoint().unwrap(), Some(9));
+        let keys: Vec<String> = read_all(&log).into_iter().map(|(_, k, _)| k).collect();
+        assert_eq!(keys, ["a", "b", "c", "z"]);
+    }
+
+    /// `log.cleaner.io.max.bytes.per.second` slows a round down to that rate.
+    #[test]
+    fn the_io_limit_slows_a_round() {
+        let (_dir, log) = log();
+        let value = "v".repeat(2_000);
+        for _ in 0..10 {
+            append(&log, &[("a", Some(&value))]);
+        }
+        append(&log, &[("z", Some("z"))]);
+        let slow = CleanerConfig {
+            max_bytes_per_second: 100_000.0,
+            ..CleanerConfig::default()
+        };
+        let start = std::time::Instant::now();
+        assert!(matches!(
+            clean(&log, &topic(), &slow, now()).unwrap(),
+            Outcome::Cleaned(_)
+        ));
+        // About 20 KB read twice and 2 KB written: well over 0.3 s at 100 KB/s.
+        assert!(
+            start.elapsed() >= Duration::from_millis(300),
+            "{:?}",
+            start.elapsed()
+        );
     }
 }
