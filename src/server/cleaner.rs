@@ -1,18 +1,22 @@
 //! The server's log cleaner: one thread that goes over the compacted topics' partitions and
 //! cleans each that is dirty enough (see [`crate::local::cleaner`]), then pauses for
 //! `log.cleaner.backoff.ms` when none was. A round holds a partition's lock only to swap its
-//! cleaned segments in, so produce and fetch go on meanwhile. Stopping the server stops the
+//! cleaned segments in, and no log-dir lock, so produce, fetch and topic changes go on
+//! meanwhile. Stopping the server stops the
 //! thread; a round in progress gives up and leaves its partition as it was. The thread runs at
 //! a lower priority (nice 10), so that on a busy machine the requests come first.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::broker::Broker;
 use crate::local::cleaner::{CleanerConfig, Outcome};
+
+/// How long a partition whose round failed is left alone.
+const RETRY_FAILED: Duration = Duration::from_secs(300);
 
 /// The running cleaner thread.
 pub struct Cleaner {
@@ -54,8 +58,13 @@ impl Cleaner {
 
     /// Stops the thread and waits for it (a round in progress gives up).
     pub fn stop(mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        self.wake.1.notify_all();
+        {
+            // Under the mutex: the thread checks the flag and starts waiting under it, so the
+            // wakeup cannot fall in between.
+            let _guard = self.wake.0.lock().unwrap_or_else(|e| e.into_inner());
+            self.stop.store(true, Ordering::Relaxed);
+            self.wake.1.notify_all();
+        }
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -79,8 +88,9 @@ fn run(
             "The log cleaner keeps its priority (setpriority: {e})"
         ));
     }
-    // Partitions whose failure was logged: logged again only once they clean again.
-    let mut failing: HashSet<(String, u32)> = HashSet::new();
+    // Partitions whose round failed (damage, say), and when: logged once, and left alone for
+    // a while rather than read whole again at every pass.
+    let mut failing: HashMap<(String, u32), Instant> = HashMap::new();
     while !stop.load(Ordering::Relaxed) {
         let cleaned = pass(broker, config, stop, &mut failing);
         if cleaned == 0 {
@@ -97,7 +107,7 @@ fn pass(
     broker: &Broker,
     config: &CleanerConfig,
     stop: &AtomicBool,
-    failing: &mut HashSet<(String, u32)>,
+    failing: &mut HashMap<(String, u32), Instant>,
 ) -> usize {
     let names = match broker.dir.topic_names() {
         Ok(names) => names,
@@ -121,6 +131,12 @@ fn pass(
                 return cleaned;
             }
             let key = (name.clone(), p);
+            if failing
+                .get(&key)
+                .is_some_and(|at| at.elapsed() < RETRY_FAILED)
+            {
+                continue;
+            }
             match broker.dir.clean_partition(&meta, &topic, p, config) {
                 Ok(Outcome::Cleaned(report)) => {
                     cleaned += 1;
@@ -144,10 +160,11 @@ fn pass(
                 }
                 Ok(_) => {}
                 Err(e) => {
-                    if failing.insert(key) {
-                        broker
-                            .log
-                            .warn(&format!("The log cleaner cannot clean {name}-{p}: {e}"));
+                    if failing.insert(key, Instant::now()).is_none() {
+                        broker.log.warn(&format!(
+                            "The log cleaner cannot clean {name}-{p} (it tries again in {} minutes): {e}",
+                            RETRY_FAILED.as_secs() / 60
+                        ));
                     }
                 }
             }

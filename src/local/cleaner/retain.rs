@@ -8,9 +8,9 @@
 //! round's start plus `delete.retention.ms`, after which a later round drops it.
 //!
 //! A batch that loses nothing and needs no horizon is kept byte for byte. One that loses all
-//! its records is dropped, unless it ends the round's cleaned range or is an active producer's
-//! last batch: then it stays as an empty batch, so that the log's last offset and the
-//! producer's last sequence survive. Control batches (transaction markers) are kept as they
+//! its records, or was emptied by an earlier round, is dropped, unless it ends the round's
+//! cleaned range or is an active producer's last batch: then it stays as an empty batch, so
+//! that the log's last offset and the producer's last sequence survive. Control batches (transaction markers) are kept as they
 //! are.
 
 use std::collections::HashSet;
@@ -132,16 +132,17 @@ pub fn retain_batch(
         Ok(())
     })?;
     let needs_horizon = tombstone_kept && !header.has_delete_horizon();
-    if counts.dropped == 0 && !needs_horizon {
-        return Ok((Retained::Whole, counts));
-    }
     if counts.kept == 0 {
-        let retained = if rules.must_stay(&header) {
-            Retained::Empty(empty_batch(&header))
-        } else {
-            Retained::Dropped
+        // Batches emptied by earlier rounds go too, as in Kafka, unless they must stay.
+        let retained = match (rules.must_stay(&header), counts.dropped) {
+            (false, _) => Retained::Dropped,
+            (true, 0) => Retained::Whole,
+            (true, _) => Retained::Empty(empty_batch(&header)),
         };
         return Ok((retained, counts));
+    }
+    if counts.dropped == 0 && !needs_horizon {
+        return Ok((Retained::Whole, counts));
     }
     let horizon = if needs_horizon {
         Some(rules.now_ms.saturating_add(rules.delete_retention_ms))
@@ -309,6 +310,11 @@ mod tests {
         let last = HashSet::from([11]);
         let (empty, _) = retain_batch(&b, &rules(&m, &last), &mut Vec::new()).unwrap();
         assert!(matches!(empty, Retained::Empty(_)));
+        // An emptied batch in a later round: it goes, unless it still must stay.
+        let (again, _) = retain_batch(&bytes, &rules(&m, &none), &mut Vec::new()).unwrap();
+        assert_eq!(again, Retained::Dropped);
+        let (again, _) = retain_batch(&bytes, &ends_round, &mut Vec::new()).unwrap();
+        assert_eq!(again, Retained::Whole);
     }
 
     #[test]

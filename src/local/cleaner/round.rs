@@ -71,6 +71,9 @@ pub struct CleanerConfig {
     pub deadline: Option<Instant>,
     /// Set, a round gives up as at its deadline (the server stopping).
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// A log whose cleaning would recopy more bytes than this is left for another cleaner (a
+    /// producer's exit, whose deadline such a round would never meet).
+    pub max_log_bytes: Option<u64>,
 }
 
 impl Default for CleanerConfig {
@@ -81,6 +84,7 @@ impl Default for CleanerConfig {
             max_bytes_per_second: f64::MAX,
             deadline: None,
             cancel: None,
+            max_log_bytes: None,
         }
     }
 }
@@ -96,6 +100,8 @@ pub enum Outcome {
     Changed,
     /// The deadline passed: nothing swapped.
     OutOfTime,
+    /// The log is larger than [`CleanerConfig::max_log_bytes`]: not even started.
+    TooLarge,
     /// The cleaned segments are in place.
     Cleaned(Report),
 }
@@ -128,17 +134,21 @@ impl Throttle {
         }
     }
 
-    fn account(&mut self, bytes: usize) {
+    /// Counts `bytes`; how long to wait before going on, if the round is ahead of its rate.
+    fn account(&mut self, bytes: usize) -> Option<Duration> {
         self.bytes += bytes as u64;
-        if self.rate <= 0.0 || !self.rate.is_finite() || self.rate >= f64::MAX / 2.0 {
-            return;
+        // Zero, negative or Kafka's default (Double.MAX_VALUE): no limit.
+        if !(self.rate > 0.0 && self.rate < f64::MAX / 2.0) {
+            return None;
         }
-        let due = Duration::from_secs_f64(self.bytes as f64 / self.rate);
-        if let Some(ahead) = due.checked_sub(self.started.elapsed()) {
-            std::thread::sleep(ahead);
-        }
+        let due = Duration::try_from_secs_f64(self.bytes as f64 / self.rate).ok()?;
+        due.checked_sub(self.started.elapsed())
     }
 }
+
+/// The longest single sleep of a throttled round: the deadline and a stopping server are
+/// looked at in between.
+const PACE_SLICE: Duration = Duration::from_millis(50);
 
 /// The round's work, once it knows it will run.
 struct Round<'a> {
@@ -192,6 +202,14 @@ impl Round<'_> {
         let Some((first_dirty, uncleanable)) = self.dirty_range(snapshot)? else {
             return Ok(Outcome::NothingToClean);
         };
+        let recopied: u64 = segs
+            .iter()
+            .filter(|s| s.base_offset < uncleanable)
+            .map(|s| s.size)
+            .sum();
+        if self.cleaner.max_log_bytes.is_some_and(|max| recopied > max) {
+            return Ok(Outcome::TooLarge);
+        }
         // Open every segment once: the round reads the files it checks at the swap.
         let mut files = Vec::with_capacity(segs.len());
         for seg in segs {
@@ -259,6 +277,22 @@ impl Round<'_> {
         Ok(Outcome::Cleaned(report))
     }
 
+    /// Counts `bytes` read or written against the rate, waiting as the rate asks; `false`
+    /// once the deadline passed or the round is cancelled.
+    fn pace(&mut self, bytes: usize) -> bool {
+        if let Some(mut wait) = self.throttle.account(bytes) {
+            while !wait.is_zero() {
+                if self.out_of_time() {
+                    return false;
+                }
+                let slice = wait.min(PACE_SLICE);
+                std::thread::sleep(slice);
+                wait -= slice;
+            }
+        }
+        !self.out_of_time()
+    }
+
     fn out_of_time(&self) -> bool {
         self.cleaner.deadline.is_some_and(|d| Instant::now() >= d)
             || self
@@ -288,14 +322,20 @@ impl Round<'_> {
         let mut uncleanable = segs[n - 1].base_offset;
         if self.topic.min_compaction_lag_ms > 0 {
             let newest_allowed = self.now_ms.saturating_sub(self.topic.min_compaction_lag_ms);
-            for i in dirty..n - 1 {
-                let max = self.log.closed_max_timestamp(
-                    segs[i].base_offset,
-                    segs[i + 1].base_offset,
-                    &self.topic.partition,
-                )?;
+            for seg in &segs[dirty..n - 1] {
+                // From the batch headers: reading the time index could mean rebuilding it,
+                // and a round writes nothing but its own files before the swap.
+                let Some(file) = self.log.open_segment(seg)? else {
+                    return Ok(None);
+                };
+                let path = segment_path(self.log.dir(), seg.base_offset, LOG_SUFFIX);
+                let mut max = None;
+                walk_headers(&file, &path, seg.size, |h| {
+                    max = max.max(Some(h.max_timestamp));
+                    true
+                })?;
                 if max.is_some_and(|ts| ts > newest_allowed) {
-                    uncleanable = segs[i].base_offset;
+                    uncleanable = seg.base_offset;
                     break;
                 }
             }
@@ -340,9 +380,10 @@ impl Round<'_> {
         Ok(false)
     }
 
-    /// Scans the whole snapshot once: each producer's last batch (its last offset and max
-    /// timestamp), and each key's last offset from `first_dirty` until `uncleanable` or until
-    /// the map is full. `None` when the deadline passed.
+    /// Each producer's last batch (its last offset and max timestamp) over the whole snapshot,
+    /// from the batch headers alone outside the dirty part, and each key's last offset from
+    /// `first_dirty` until `uncleanable` or until the map is full. `None` when the deadline
+    /// passed.
     fn map_keys(
         &mut self,
         segs: &[SegmentInfo],
@@ -352,17 +393,28 @@ impl Round<'_> {
         map: &mut OffsetMap,
     ) -> Result<Option<HashMap<i64, (i64, i64)>>> {
         let mut producers = HashMap::new();
+        let mut note = |h: &BatchHeader| {
+            if h.producer_id >= 0 {
+                producers.insert(h.producer_id, (h.last_offset(), h.max_timestamp));
+            }
+        };
         let mut full = false;
         for (i, (seg, file)) in segs.iter().zip(files).enumerate() {
-            if self.out_of_time() {
-                return Ok(None);
-            }
             let in_dirty = !full
                 && seg.base_offset < uncleanable
                 && segs
                     .get(i + 1)
                     .is_none_or(|next| next.base_offset > first_dirty);
             let path = segment_path(self.log.dir(), seg.base_offset, LOG_SUFFIX);
+            if !in_dirty {
+                if !walk_headers(file, &path, seg.size, |h| {
+                    note(h);
+                    self.pace(BATCH_OVERHEAD)
+                })? {
+                    return Ok(None);
+                }
+                continue;
+            }
             let mut scanner = Scanner::new(file, &path, seg.base_offset, 0, seg.size, SCAN_CHUNK);
             loop {
                 let (header, position, bytes) = match scanner.next()? {
@@ -370,25 +422,14 @@ impl Round<'_> {
                     Step::Bad { position, reason } => return Err(damaged(&path, position, reason)),
                     Step::Batch(b) => (b.header, b.position, b.bytes),
                 };
-                if header.producer_id >= 0 {
-                    producers.insert(
-                        header.producer_id,
-                        (header.last_offset(), header.max_timestamp),
-                    );
+                note(&header);
+                if !self.pace(header.total_size()) {
+                    return Ok(None);
                 }
-                if !in_dirty || full || header.is_control() || header.last_offset() < first_dirty {
+                if full || header.is_control() || header.last_offset() < first_dirty {
                     continue;
                 }
-                let bytes = match bytes {
-                    Some(b) => b,
-                    None => {
-                        self.batch.resize(header.total_size(), 0);
-                        file.read_exact_at(&mut self.batch, position)
-                            .context(|| format!("cannot read {}", path.display()))?;
-                        &self.batch[..]
-                    }
-                };
-                self.throttle.account(bytes.len());
+                let bytes = whole_batch(bytes, file, &path, position, &header, &mut self.batch)?;
                 for_each_record_crc(bytes, &mut self.scratch, false, |r| {
                     if full || r.offset < first_dirty {
                         return Ok(());
@@ -402,7 +443,7 @@ impl Round<'_> {
                 })
                 .map_err(|e| damaged(&path, position, e.to_string()))?;
             }
-            if in_dirty && !full {
+            if !full {
                 // Records without a key up to the segment's end are covered too.
                 if let Some(next) = segs.get(i + 1) {
                     map.cover_up_to(next.base_offset.min(uncleanable) - 1);
@@ -464,9 +505,6 @@ impl Round<'_> {
         let mut counts = RetainCounts::default();
         let write_error = |e| LocalError::io(format!("cannot write {}", out_path.display()), e);
         for (seg, file) in segs.iter().zip(files) {
-            if self.out_of_time() {
-                return Ok(None);
-            }
             let path = segment_path(dir, seg.base_offset, LOG_SUFFIX);
             let mut scanner = Scanner::new(file, &path, seg.base_offset, 0, seg.size, SCAN_CHUNK);
             loop {
@@ -475,16 +513,10 @@ impl Round<'_> {
                     Step::Bad { position, reason } => return Err(damaged(&path, position, reason)),
                     Step::Batch(b) => (b.header, b.position, b.bytes),
                 };
-                let bytes = match bytes {
-                    Some(b) => b,
-                    None => {
-                        self.batch.resize(header.total_size(), 0);
-                        file.read_exact_at(&mut self.batch, at)
-                            .context(|| format!("cannot read {}", path.display()))?;
-                        &self.batch[..]
-                    }
-                };
-                self.throttle.account(bytes.len());
+                if !self.pace(header.total_size()) {
+                    return Ok(None);
+                }
+                let bytes = whole_batch(bytes, file, &path, at, &header, &mut self.batch)?;
                 let (retained, kept) = retain_batch(bytes, rules, &mut self.scratch)
                     .map_err(|e| damaged(&path, at, e.to_string()))?;
                 counts += kept;
@@ -497,8 +529,11 @@ impl Round<'_> {
                     BatchHeader::parse(written).map_err(|e| damaged(&path, at, e.to_string()))?;
                 tracker.on_batch(position, &written_header);
                 out.write_all(written).map_err(write_error)?;
-                position += written.len() as u64;
-                self.throttle.account(written.len());
+                let n = written.len();
+                position += n as u64;
+                if !self.pace(n) {
+                    return Ok(None);
+                }
             }
         }
         out.flush().map_err(write_error)?;
@@ -527,6 +562,51 @@ impl Round<'_> {
         }
         Ok(Some((position, counts)))
     }
+}
+
+/// The batch a scan found, whole: from the scan's buffer, or read into `buf` when it did not
+/// fit there (its CRC was checked in chunks).
+fn whole_batch<'a>(
+    scanned: Option<&'a [u8]>,
+    file: &File,
+    path: &Path,
+    position: u64,
+    header: &BatchHeader,
+    buf: &'a mut Vec<u8>,
+) -> Result<&'a [u8]> {
+    if let Some(bytes) = scanned {
+        return Ok(bytes);
+    }
+    buf.resize(header.total_size(), 0);
+    file.read_exact_at(buf, position)
+        .context(|| format!("cannot read {}", path.display()))?;
+    Ok(&buf[..])
+}
+
+/// Calls `each` with every batch header of a segment's first `size` bytes, reading 61 bytes a
+/// batch: for what the headers say (producers, timestamps), where the records themselves are
+/// not needed. Stops at the first header that does not parse (the recopy checks every batch it
+/// keeps), or when `each` says so; `false` then.
+fn walk_headers(
+    file: &File,
+    path: &Path,
+    size: u64,
+    mut each: impl FnMut(&BatchHeader) -> bool,
+) -> Result<bool> {
+    let mut header = [0; BATCH_OVERHEAD];
+    let mut position = 0;
+    while position + BATCH_OVERHEAD as u64 <= size {
+        file.read_exact_at(&mut header, position)
+            .context(|| format!("cannot read {}", path.display()))?;
+        let Ok(h) = BatchHeader::parse(&header) else {
+            break;
+        };
+        if !each(&h) {
+            return Ok(false);
+        }
+        position += h.total_size() as u64;
+    }
+    Ok(true)
 }
 
 fn damaged(path: &Path, position: u64, reason: String) -> LocalError {
@@ -874,8 +954,9 @@ mod tests {
         log.append(&mut batch, &appending()).unwrap();
     }
 
-    /// `min.compaction.lag.ms` keeps young segments out of a round; `max.compaction.lag.ms`
-    /// forces one on a log not dirty enough by the ratio.
+    /// `min.compaction.lag.ms` keeps young segments out of a round; a log larger than a
+    /// budgeted round takes on is left; `max.compaction.lag.ms` forces a round on a log not
+    /// dirty enough by the ratio.
     #[test]
     fn the_compaction_lags_hold_back_and_force_rounds() {
         let (_dir, log) = log();
@@ -899,6 +980,14 @@ mod tests {
         assert_eq!(
             clean(&log, &never_by_ratio, &cleaner, now()).unwrap(),
             Outcome::NothingToClean
+        );
+        let bounded = CleanerConfig {
+            max_log_bytes: Some(10),
+            ..CleanerConfig::default()
+        };
+        assert_eq!(
+            clean(&log, &topic(), &bounded, now()).unwrap(),
+            Outcome::TooLarge
         );
         let overdue = CompactionConfig {
             max_compaction_lag_ms: 30_000,

@@ -110,6 +110,10 @@ impl TopicMeta {
     }
 }
 
+/// The largest log a cleaning with a time budget takes on (a producer's exit): about what a
+/// round gets through in 100 ms.
+pub const BUDGETED_LOG_BYTES: u64 = 32 << 20;
+
 /// An open log directory.
 #[derive(Debug, Clone)]
 pub struct LogDir {
@@ -591,8 +595,9 @@ impl LogDir {
 
     /// Cleans the given partitions of a compacted topic once each, where they are dirty
     /// enough (see [`crate::local::cleaner`]), giving each at most `budget` (a round not done
-    /// by then leaves its partition as it was). Does nothing for a topic that is not
-    /// compacted. A partition that fails does not keep the others from being cleaned; the
+    /// by then leaves its partition as it was), and then only to logs of at most
+    /// [`BUDGETED_LOG_BYTES`] (larger ones would never be done in time). Does nothing for a
+    /// topic that is not compacted. A partition that fails does not keep the others from being cleaned; the
     /// first failure is returned after all were tried.
     pub fn clean_partitions(
         &self,
@@ -605,9 +610,15 @@ impl LogDir {
         };
         let mut first_failure = None;
         for p in partitions {
-            let cleaner = CleanerConfig {
-                deadline: budget.map(|b| std::time::Instant::now() + b),
-                ..CleanerConfig::default()
+            let cleaner = match budget {
+                None => CleanerConfig::default(),
+                // A small log, a small map: what fits the budget.
+                Some(budget) => CleanerConfig {
+                    deadline: Some(std::time::Instant::now() + budget),
+                    max_log_bytes: Some(BUDGETED_LOG_BYTES),
+                    dedupe_buffer_size: 16 << 20,
+                    ..CleanerConfig::default()
+                },
             };
             if let Err(e) = self.clean_partition(meta, &config, p, &cleaner) {
                 first_failure.get_or_insert(e);
@@ -616,8 +627,10 @@ impl LogDir {
         first_failure.map_or(Ok(()), Err)
     }
 
-    /// One cleaning round over one partition of a compacted topic, under the shared log-dir
-    /// lock (which keeps a deletion of the topic out until it is done).
+    /// One cleaning round over one partition of a compacted topic. It holds no log-dir lock
+    /// (a round may take long, and creating or deleting topics must not wait for it): a topic
+    /// deleted meanwhile fails the round, or, created again, makes it find other segments and
+    /// give up; either way nothing is swapped.
     pub fn clean_partition(
         &self,
         meta: &TopicMeta,
@@ -625,7 +638,6 @@ impl LogDir {
         partition: u32,
         cleaner: &CleanerConfig,
     ) -> Result<Outcome> {
-        let _lock = self.lock(LockMode::Shared)?;
         let log = self.partition_of(meta, partition)?;
         crate::local::cleaner::clean(&log, config, cleaner, crate::local::cleaner::now_ms())
     }

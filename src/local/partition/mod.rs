@@ -14,6 +14,9 @@
 //! - `cleaner-checkpoint`: `0\n<offset>\n`, where the next cleaning of a compacted topic starts.
 //!   Its presence means the log may have gaps: offsets the cleaner removed, which readers skip
 //!   (see [`super::segment`]).
+//! - `.cleaner-lock`: held by the one cleaner working on the partition (see
+//!   [`super::cleaner`]); `*.cleaned` and `*.swap`: its new segments before and during their
+//!   swap; `cleaner-swap`: present while a swap is under way (see `swap`).
 //! - `partition.metadata` (the topic code's), `*.tmp` and anything else: ignored. A `.log` file
 //!   with a malformed name is an error (see `super::segment::list_segments`).
 //!
@@ -26,7 +29,11 @@
 //!   meets them fails with [`LocalError::Corrupt`] naming file and byte position, and nothing is
 //!   written or truncated.
 //! - Readers never write or delete (apart from an fdatasync of the active segment, which makes
-//!   bytes left by a writer killed between write and fdatasync durable before they are served).
+//!   bytes left by a writer killed between write and fdatasync durable before they are served,
+//!   and the settling of a cleaner's swap that a crash interrupted, which any lock does first).
+//! - The cleaner replaces segments by renames and unlinks, never by rewriting a file: a reader
+//!   that opened a segment reads it whole, and one whose snapshot names a replaced file finds
+//!   another inode there and takes a new snapshot.
 //!
 //! # Cost of an append
 //!
@@ -47,7 +54,8 @@
 //! - `retention`: `retention.ms` and `retention.bytes`.
 //! - `delete_records`: Kafka's DeleteRecords, moving the log start offset up.
 //! - `repair`: the explicit cut back to before the first damage (`kafka-topics --repair`).
-//! - `checkpoint`: the `log-start-offset` file.
+//! - `checkpoint`: the `log-start-offset`, `recovery-point` and `cleaner-checkpoint` files.
+//! - `swap`: putting a cleaner's segments in place of old ones, crash-safely.
 //! - `stamp`: a snapshot's view of the files, for telling cheaply that nothing changed.
 //! - `hints`: index entries as scan starts, checked against the log before they are trusted.
 

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::active::Active;
 use super::checkpoint::{
-    read_log_start, read_recovery_point, write_log_start, write_recovery_point,
+    read_cleaner_checkpoint, read_log_start, read_recovery_point, write_cleaner_checkpoint,
+    write_log_start, write_recovery_point,
 };
 use super::{PartitionConfig, PartitionLog, file_len, now_ms, open_rw};
 use crate::kafka::repair::{Cut, RepairReport};
@@ -80,6 +81,10 @@ impl PartitionLog {
         sync_dir(&self.dir)?;
         if read_log_start(&self.dir)?.is_some_and(|start| start > damage.offset) {
             write_log_start(&self.dir, damage.offset)?;
+        }
+        // Records appended after the cut are dirty, whatever the cleaner had reached before.
+        if read_cleaner_checkpoint(&self.dir)?.is_some_and(|c| c > damage.offset) {
+            write_cleaner_checkpoint(&self.dir, damage.offset)?;
         }
         // Never a higher claim than before: the segments kept were not all fdatasync'ed here.
         let recovery_point = read_recovery_point(&self.dir).min(damage.offset);

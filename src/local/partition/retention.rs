@@ -55,7 +55,7 @@ impl PartitionLog {
 
     /// Max timestamp of a closed segment: its last time-index entry (written and fsynced when
     /// the segment was closed), or a rebuild of its indexes if that entry cannot be trusted.
-    pub(crate) fn closed_max_timestamp(
+    fn closed_max_timestamp(
         &self,
         base: i64,
         next_base: i64,

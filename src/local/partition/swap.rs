@@ -159,8 +159,11 @@ type Step<'a> = &'a mut dyn FnMut() -> Result<()>;
 
 /// Steps 4 and 5: the replaced segments go and the new ones take their final names.
 fn roll_forward(dir: &Path, end: i64, new: &BTreeSet<i64>, step: Step<'_>) -> Result<()> {
-    for base in list_segments(dir)? {
-        if base < end && !new.contains(&base) {
+    let bases = list_segments(dir)?;
+    // The last segment is the active one, never replaced (a guard against a wrong marker).
+    let last = bases.last().copied();
+    for base in bases {
+        if base < end && !new.contains(&base) && Some(base) != last {
             step()?;
             remove_segment_files(dir, base)?;
         }
@@ -184,7 +187,8 @@ pub(super) fn finish_interrupted(dir: &Path) -> Result<()> {
     let marker = dir.join(SWAP_MARKER);
     let text =
         std::fs::read_to_string(&marker).context(|| format!("cannot read {}", marker.display()))?;
-    let Some((end, new)) = parse_marker(&text) else {
+    let Some((end, new)) = parse_marker(&text).filter(|(end, new)| new.iter().all(|b| b < end))
+    else {
         return Err(LocalError::Invalid(format!(
             "{} is damaged; a cleaning of this partition was interrupted and cannot be finished (restore the partition from a copy)",
             marker.display()

@@ -186,8 +186,13 @@ pub fn check_batches(
                 ),
             ));
         }
-        let keyless = check_records(&rest[..size], h.base_offset, &mut scratch)
-            .map_err(|(code, why)| (code, format!("batch at byte {pos}: {why}")))?;
+        let keyless = check_records(
+            &rest[..size],
+            h.base_offset,
+            compacted.is_some(),
+            &mut scratch,
+        )
+        .map_err(|(code, why)| (code, format!("batch at byte {pos}: {why}")))?;
         if let Some(partition) = compacted
             && !keyless.is_empty()
         {
@@ -214,10 +219,11 @@ pub fn check_batches(
 /// offset deltas must run 0, 1, 2, ...: every producer writes them so, and the stored bytes
 /// keep them (Kafka would rewrite a compressed batch with other deltas; kafkit refuses it).
 ///
-/// Returns the indexes (in the batch) of the records without a key.
+/// Returns the indexes (in the batch) of the records without a key, when `keys_required`.
 fn check_records(
     batch: &[u8],
     base_offset: i64,
+    keys_required: bool,
     scratch: &mut Vec<u8>,
 ) -> Result<Vec<i64>, (ResponseError, String)> {
     let mut expected_delta = 0i64;
@@ -225,7 +231,7 @@ fn check_records(
     let mut keyless = Vec::new();
     // The CRC was checked by the caller.
     let read = for_each_record_crc(batch, scratch, false, |record| {
-        if record.key.is_none() {
+        if keys_required && record.key.is_none() {
             keyless.push(expected_delta);
         }
         if out_of_order.is_none() {
