@@ -14,7 +14,7 @@ use std::fs::File;
 use std::path::Path;
 
 use super::hints::{last_time_entry, reader_position_for, time_entry_checks_out};
-use super::read::{STALE_RETRIES, first_record_where};
+use super::read::first_record_where;
 use super::{PartitionLog, SegmentInfo, Snapshot, corrupt};
 use crate::local::error::Result;
 use crate::local::index::TimeEntry;
@@ -31,18 +31,7 @@ impl PartitionLog {
     /// snapshot's records; `None` when it holds none. Segments deleted by retention since the
     /// snapshot, or replaced by the cleaner, make it run again on a new snapshot.
     pub fn offset_of_max_timestamp(&self, snapshot: &Snapshot) -> Result<Option<i64>> {
-        let mut fresh;
-        let mut current = snapshot;
-        for _ in 0..STALE_RETRIES {
-            match self.max_timestamp_in(current)? {
-                Some(found) => return Ok(found),
-                None => {
-                    fresh = self.snapshot()?;
-                    current = &fresh;
-                }
-            }
-        }
-        Err(self.stale_too_often())
+        self.on_fresh_snapshots(snapshot, |current| self.max_timestamp_in(current))
     }
 
     /// [`PartitionLog::offset_of_max_timestamp`] on one snapshot; `None` when it is stale.

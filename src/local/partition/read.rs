@@ -21,7 +21,7 @@ use crate::record::{BatchHeader, for_each_record};
 
 /// How many times a read takes a new snapshot when the cleaner keeps replacing segments
 /// under it before it gives up.
-pub(super) const STALE_RETRIES: usize = 5;
+const STALE_RETRIES: usize = 5;
 
 /// Offsets run on from one segment to the next: a later segment that starts past where the
 /// previous one ended means a segment is missing, whose records must not be skipped silently.
@@ -213,20 +213,36 @@ impl PartitionLog {
         // the read goes on in the cleaned files, no further than the caller's snapshot: the
         // same records, less what the cleaner removed.
         let end = snapshot.log_end_offset;
-        let mut fresh;
-        let mut current = snapshot;
-        for _ in 0..STALE_RETRIES {
+        self.on_fresh_snapshots(snapshot, |current| {
             match self.read_batches_into(current, offset, max_bytes, end, out) {
-                Ok(true) => return Ok(()),
-                Ok(false) => {
-                    fresh = self.snapshot()?;
-                    current = &fresh;
-                }
-                Err(LocalError::Corrupt { .. }) if !out.is_empty() => return Ok(()),
-                Err(e) => return Err(e),
+                Ok(true) => Ok(Some(())),
+                Ok(false) => Ok(None),
+                Err(LocalError::Corrupt { .. }) if !out.is_empty() => Ok(Some(())),
+                Err(e) => Err(e),
+            }
+        })
+    }
+
+    /// `attempt` on `snapshot`, then on new snapshots while it finds the one it got stale
+    /// (`None`: a segment it names was deleted or replaced since), up to [`STALE_RETRIES`]
+    /// times.
+    pub(super) fn on_fresh_snapshots<T>(
+        &self,
+        snapshot: &Snapshot,
+        mut attempt: impl FnMut(&Snapshot) -> Result<Option<T>>,
+    ) -> Result<T> {
+        if let Some(done) = attempt(snapshot)? {
+            return Ok(done);
+        }
+        for _ in 1..STALE_RETRIES {
+            if let Some(done) = attempt(&self.snapshot()?)? {
+                return Ok(done);
             }
         }
-        Err(self.stale_too_often())
+        Err(LocalError::Invalid(format!(
+            "the segments of {} kept changing while they were read; try again",
+            self.dir.display()
+        )))
     }
 
     /// [`PartitionLog::read_into`] up to the first damage, which fails the whole read, and no
@@ -336,26 +352,9 @@ impl PartitionLog {
     /// When segments were deleted or replaced since the snapshot, the search runs again on a
     /// new one.
     pub fn offset_for_timestamp(&self, snapshot: &Snapshot, ts: i64) -> Result<Option<i64>> {
-        let mut fresh;
-        let mut current = snapshot;
-        for _ in 0..STALE_RETRIES {
-            match self.offset_for_timestamp_in(current, ts)? {
-                Some(found) => return Ok(found),
-                None => {
-                    fresh = self.snapshot()?;
-                    current = &fresh;
-                }
-            }
-        }
-        Err(self.stale_too_often())
-    }
-
-    /// The error after [`STALE_RETRIES`] snapshots in a row went stale.
-    pub(super) fn stale_too_often(&self) -> LocalError {
-        LocalError::Invalid(format!(
-            "the segments of {} kept changing while they were read; try again",
-            self.dir.display()
-        ))
+        self.on_fresh_snapshots(snapshot, |current| {
+            self.offset_for_timestamp_in(current, ts)
+        })
     }
 
     /// [`PartitionLog::offset_for_timestamp`] on one snapshot; `None` when it is stale.
