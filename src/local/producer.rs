@@ -8,6 +8,7 @@ use kafka_protocol::ResponseError;
 use super::Result;
 use super::write_behind::WriteBehind;
 use super::{LocalError, LogDir, TopicMeta};
+use crate::kafka::topic_config;
 use crate::record::BatchBuilder;
 
 /// Batches gathered before they go to the writer thread. Large enough that a write and an
@@ -126,8 +127,22 @@ impl LocalWriter {
             return;
         }
         let written = (0..meta.partitions).filter(|&p| self.durable[p as usize] > 0);
-        if let Err(e) = self.dir.clean_partitions(meta, written, Some(CLEAN_BUDGET)) {
-            super::warnings::push(format!("topic '{}' was not cleaned: {e}", meta.name));
+        match self.dir.clean_partitions(meta, written, Some(CLEAN_BUDGET)) {
+            Err(e) => {
+                super::warnings::push(format!("topic '{}' was not cleaned: {e}", meta.name));
+            }
+            Ok(left) if !left.is_empty() => {
+                // Otherwise nothing would ever clean it without a server: say how.
+                let list: Vec<String> = left.iter().map(u32::to_string).collect();
+                let ratio = topic_config::effective(&meta.configs, "min.cleanable.dirty.ratio");
+                super::warnings::push(format!(
+                    "partition(s) {} of compacted topic '{}' hold more to clean than a producer cleans as it exits; clean them with kafka-configs --alter --entity-type topics --entity-name {} --add-config min.cleanable.dirty.ratio={ratio}, or serve the log with kafka-server-start",
+                    list.join(", "),
+                    meta.name,
+                    meta.name
+                ));
+            }
+            Ok(_) => {}
         }
     }
 

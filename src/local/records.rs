@@ -41,6 +41,16 @@ pub fn delete_records(
         };
         let hosted = meta.filter(|m| u32::try_from(*partition).is_ok_and(|p| p < m.partitions));
         let outcome = match hosted {
+            // As Kafka's broker: only a log that deletes (its policy holds `delete`) has
+            // records deleted from its start.
+            Some(meta) if !meta.cleanup_policy().iter().any(|p| p == "delete") => {
+                Err(LocalError::kafka(
+                    ResponseError::PolicyViolation,
+                    format!(
+                        "Records of partition {topic}-{partition} can not be deleted due to the configured policy"
+                    ),
+                ))
+            }
             Some(meta) => dir
                 .partition(topic, *partition as u32)
                 .and_then(|log| log.delete_records(offset, &meta.partition_config()))

@@ -247,6 +247,31 @@ fn producers_clean_a_compacted_topic_as_they_exit() {
 
     let describe = k.ok("kafka-topics", &["--describe", "--topic", "c"], None);
     assert!(describe.contains("cleanup.policy=compact"), "{describe}");
+
+    // A log that only compacts has no records deleted from its start, as Kafka's broker
+    // refuses it.
+    let offsets = k.path("offsets.json");
+    std::fs::write(
+        &offsets,
+        r#"{"partitions":[{"topic":"c","partition":0,"offset":4}],"version":1}"#,
+    )
+    .unwrap();
+    let out = k.run(
+        "kafka-delete-records",
+        &["--offset-json-file", offsets.to_str().unwrap()],
+        None,
+    );
+    assert!(
+        text(&out.stdout).contains(
+            "partition: c-0\terror: org.apache.kafka.common.errors.PolicyViolationException: Records of partition c-0 can not be deleted due to the configured policy"
+        ),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        k.ok("kafka-get-offsets", &["--topic", "c", "--time", "-2"], None),
+        "c:0:0\n"
+    );
 }
 
 /// Every record from the start of topic `c`, as (offset, key, value), in the order read.

@@ -99,6 +99,11 @@ fn the_servers_cleaner_keeps_each_keys_last_record() {
         stderr.contains("Compacted topic cannot accept message without key in topic partition c-0"),
         "{stderr}"
     );
+    // A refusal is a clear answer: nothing of the batch may have been written.
+    assert!(
+        stderr.contains("(0 of them sent without a clear answer"),
+        "{stderr}"
+    );
     assert_eq!(
         k.ok(
             "kafka-get-offsets",

@@ -597,18 +597,20 @@ impl LogDir {
     /// enough (see [`crate::local::cleaner`]), giving each at most `budget` (a round not done
     /// by then leaves its partition as it was), and then only to logs of at most
     /// [`BUDGETED_LOG_BYTES`] (larger ones would never be done in time). Does nothing for a
-    /// topic that is not compacted. A partition that fails does not keep the others from being cleaned; the
-    /// first failure is returned after all were tried.
+    /// topic that is not compacted. Returns the partitions left dirty for want of time or
+    /// because they are too large. A partition that fails does not keep the others from being
+    /// cleaned; the first failure is returned after all were tried.
     pub fn clean_partitions(
         &self,
         meta: &TopicMeta,
         partitions: impl IntoIterator<Item = u32>,
         budget: Option<std::time::Duration>,
-    ) -> Result<()> {
+    ) -> Result<Vec<u32>> {
         let Some(config) = meta.compaction_config() else {
-            return Ok(());
+            return Ok(Vec::new());
         };
         let mut first_failure = None;
+        let mut left = Vec::new();
         for p in partitions {
             let cleaner = match budget {
                 None => CleanerConfig::default(),
@@ -620,11 +622,15 @@ impl LogDir {
                     ..CleanerConfig::default()
                 },
             };
-            if let Err(e) = self.clean_partition(meta, &config, p, &cleaner) {
-                first_failure.get_or_insert(e);
+            match self.clean_partition(meta, &config, p, &cleaner) {
+                Ok(Outcome::TooLarge | Outcome::OutOfTime) => left.push(p),
+                Ok(_) => {}
+                Err(e) => {
+                    first_failure.get_or_insert(e);
+                }
             }
         }
-        first_failure.map_or(Ok(()), Err)
+        first_failure.map_or(Ok(left), Err)
     }
 
     /// One cleaning round over one partition of a compacted topic. It holds no log-dir lock

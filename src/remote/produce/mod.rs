@@ -341,16 +341,35 @@ impl PartitionQueue {
 }
 
 /// Whether a Produce answer with `code` leaves the batch possibly written: every error but
-/// those a leader gives before appending anything.
+/// those a leader gives before appending anything (no leader here, or the batch refused by
+/// its checks: framing, size, records, policy, producer state).
 fn may_have_written(code: i16) -> bool {
-    !matches!(
-        code,
-        UNKNOWN_TOPIC
-            | LEADER_NOT_AVAILABLE
-            | NOT_LEADER
-            | NOT_ENOUGH_REPLICAS
-            | OUT_OF_ORDER_SEQUENCE
-    )
+    use ResponseError as E;
+    let refused_before_append = matches!(
+        ResponseError::try_from_code(code),
+        Some(
+            E::CorruptMessage
+                | E::MessageTooLarge
+                | E::RecordListTooLarge
+                | E::InvalidRequiredAcks
+                | E::TopicAuthorizationFailed
+                | E::InvalidTimestamp
+                | E::UnsupportedForMessageFormat
+                | E::PolicyViolation
+                | E::InvalidProducerEpoch
+                | E::InvalidRecord
+                | E::TransactionalIdAuthorizationFailed
+        )
+    );
+    !refused_before_append
+        && !matches!(
+            code,
+            UNKNOWN_TOPIC
+                | LEADER_NOT_AVAILABLE
+                | NOT_LEADER
+                | NOT_ENOUGH_REPLICAS
+                | OUT_OF_ORDER_SEQUENCE
+        )
 }
 
 fn is_retriable(code: i16) -> bool {
