@@ -28,14 +28,11 @@ use crate::local::error::{IoContext, LocalError, Result};
 use crate::local::index::IndexTracker;
 use crate::local::lock::{FileLock, LockMode};
 use crate::local::partition::swap::{self, Replacement, cleaned_path, remove_cleaned};
-use crate::local::partition::{PartitionConfig, PartitionLog, SegmentInfo, Snapshot};
+use crate::local::partition::{CLEANER_LOCK, PartitionConfig, PartitionLog, SegmentInfo, Snapshot};
 use crate::local::segment::{
     INDEX_SUFFIX, LOG_SUFFIX, SCAN_CHUNK, Scanner, Step, TIMEINDEX_SUFFIX, segment_path,
 };
 use crate::record::{BATCH_OVERHEAD, BatchHeader, for_each_record_crc};
-
-/// The lock a cleaner holds on a partition for a whole round.
-const CLEANER_LOCK: &str = ".cleaner-lock";
 
 /// Kafka's `producer.id.expiration.ms`: a producer's last batch is kept while it wrote within
 /// this long (its last sequence then survives cleaning).
@@ -1055,5 +1052,27 @@ mod tests {
             "{:?}",
             start.elapsed()
         );
+    }
+
+    /// Retention (`compact,delete`) leaves the segments alone while a cleaner works on them,
+    /// and removes them at its next run.
+    #[test]
+    fn retention_waits_for_a_cleaner_at_work() {
+        let (_dir, log) = log();
+        for i in 0..4 {
+            append(&log, &[("k", Some(&i.to_string()))]);
+        }
+        let deleting = PartitionConfig {
+            retention_bytes: 0,
+            ..appending()
+        };
+        let held = FileLock::try_acquire(&log.dir().join(CLEANER_LOCK), LockMode::Exclusive)
+            .unwrap()
+            .unwrap();
+        log.apply_retention(&deleting).unwrap();
+        assert_eq!(log.snapshot().unwrap().log_start_offset, 0);
+        drop(held);
+        log.apply_retention(&deleting).unwrap();
+        assert_eq!(log.snapshot().unwrap().log_start_offset, 4);
     }
 }

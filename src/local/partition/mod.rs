@@ -88,6 +88,8 @@ use super::segment::{LOG_SUFFIX, list_segments, segment_path, sync_dir};
 pub const LOCK_FILE: &str = ".lock";
 /// Kafka's file naming a partition's topic id, written when its topic is created.
 pub const PARTITION_METADATA: &str = "partition.metadata";
+/// The lock a cleaner holds on the partition for a whole round (see [`super::cleaner`]).
+pub(crate) const CLEANER_LOCK: &str = ".cleaner-lock";
 /// The log start offset checkpoint.
 pub const LOG_START_FILE: &str = "log-start-offset";
 /// The recovery-point checkpoint's file name (see `checkpoint`).

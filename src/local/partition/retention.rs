@@ -80,6 +80,18 @@ impl PartitionLog {
         Ok(rebuilt.tracker.max_ts.map(|(ts, _)| ts))
     }
 
+    /// Whether a cleaner is recopying this partition right now (`compact,delete`): retention
+    /// then waits for the next append, rather than remove segments under the round and make
+    /// it start over (which, with segments ageing out faster than a round takes, would never
+    /// end). Kafka, likewise, never runs the two on a partition at once.
+    fn cleaner_busy(&self) -> Result<bool> {
+        let path = self.dir.join(super::CLEANER_LOCK);
+        if !path.exists() {
+            return Ok(false);
+        }
+        Ok(FileLock::try_acquire(&path, LockMode::Exclusive)?.is_none())
+    }
+
     /// Kafka's `deleteOldSegments`: the longest prefix of segments that breach retention by
     /// size or by time (or that lie wholly below the log start offset after an interrupted
     /// deletion) is deleted. The active segment is deleted only when it breaches too and is not
@@ -154,7 +166,7 @@ impl PartitionLog {
         if count == n && active.size == 0 {
             count = n - 1;
         }
-        if count == 0 {
+        if count == 0 || self.cleaner_busy()? {
             return Ok(());
         }
         let new_start = if count == n {
