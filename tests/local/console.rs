@@ -1301,3 +1301,31 @@ fn a_partition_past_an_auto_created_topic_creates_nothing() {
     assert!(err.contains("Topic 'later' does not exist"), "{err}");
     assert!(!err.contains("would not exist"), "{err}");
 }
+
+/// `--until-end` stops at the end each partition had when the consumer started, even when
+/// records appended since arrive in the same fetch as the last ones before it.
+#[test]
+fn until_end_prints_nothing_appended_after_it_started() {
+    let k = Kafkit::new();
+    let first: String = (0..200_000).map(|i| format!("a{i}\n")).collect();
+    k.produce("t", &[], first.as_bytes());
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("kafka-console-consumer"))
+        .default_signals()
+        .args(["--topic", "t", "--from-beginning", "--until-end"])
+        .env("KAFKIT_LOG_DIR", k.log_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line, "a0\n");
+    // The consumer waits on its full pipe; meanwhile the partition grows.
+    let more: String = (0..50_000).map(|i| format!("b{i}\n")).collect();
+    k.produce("t", &[], more.as_bytes());
+    let rest: Vec<String> = out.lines().map(Result::unwrap).collect();
+    assert_eq!(rest.len(), 199_999, "last: {:?}", rest.last());
+    assert_eq!(rest.last().map(String::as_str), Some("a199999"));
+    assert!(child.wait().unwrap().success());
+}

@@ -77,6 +77,9 @@ impl Consumer {
         let read_committed = self.config.isolation == Isolation::ReadCommitted;
         let until_time = self.config.until_time;
         let a = &mut self.assigned[index];
+        // `until_end`: nothing at or past the end the partition had when it was assigned,
+        // though a fetch may bring records appended since.
+        let end_target = self.config.until_end.then_some(a.end_target);
         let marks = &mut self.marks;
         // Records up to `next` are delivered with the caller's output up to `end` (by
         // default, the output so far).
@@ -95,6 +98,12 @@ impl Consumer {
             let header = BatchHeader::parse(batch)?;
             if header.next_offset() <= a.position {
                 continue;
+            }
+            if let Some(end) = end_target
+                && header.base_offset >= end
+            {
+                reach(a, end, &mut mark);
+                return Ok(false);
             }
             if read_committed && header.producer_id >= 0 {
                 // As Kafka's fetcher: a transaction listed as aborted is skipped from its
@@ -120,12 +129,17 @@ impl Consumer {
             }
             let timestamp_type = header.timestamp_type();
             let mut past_until = false;
+            let mut past_end = false;
             let mut stop = false;
             let position = &mut a.position;
             let partition = a.partition as i32;
             let topic = a.topic.as_str();
             for_each_record_crc(batch, &mut self.scratch, !crc_checked, |r| {
-                if stop || past_until || r.offset < *position {
+                if stop || past_until || past_end || r.offset < *position {
+                    return Ok(());
+                }
+                if end_target.is_some_and(|end| r.offset >= end) {
+                    past_end = true;
                     return Ok(());
                 }
                 if until_time.is_some_and(|t| r.timestamp > t) {
@@ -157,12 +171,27 @@ impl Consumer {
                 a.past_until = true;
                 return Ok(false);
             }
+            if let Some(end) = end_target
+                && past_end
+            {
+                reach(a, end, &mut mark);
+                return Ok(false);
+            }
             if a.position < header.next_offset() {
                 a.position = header.next_offset();
                 mark(None, a.position, false);
             }
         }
         Ok(false)
+    }
+}
+
+/// `until_end`: the partition was read up to `end`, every record before it delivered (those
+/// missing were removed by compaction or retention): its position moves there.
+fn reach(a: &mut Assigned, end: i64, mark: &mut impl FnMut(Option<usize>, i64, bool)) {
+    if a.position < end {
+        a.position = end;
+        mark(None, end, false);
     }
 }
 
