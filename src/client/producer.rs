@@ -61,9 +61,9 @@ pub struct Producer {
     /// The topic's `max.message.bytes`, where the backend checks records against it as they
     /// are added (the embedded log); a cluster's broker checks it itself.
     record_limit: Option<usize>,
-    /// On the embedded log, a compacted topic's name: its records need keys (a cluster's
-    /// broker refuses keyless ones itself).
-    keys_required: Option<String>,
+    /// On the embedded log, whether the topic is compacted: its records need keys (a
+    /// cluster's broker refuses keyless ones itself).
+    keys_required: bool,
     /// Bytes in the builders.
     pending_bytes: usize,
     /// What the batches handed to the backend so far were like.
@@ -114,7 +114,7 @@ impl Client {
             settings: batching,
             builders: Vec::new(),
             record_limit: None,
-            keys_required: None,
+            keys_required: false,
             pending_bytes: 0,
             stats: BatchStats::default(),
         }
@@ -178,14 +178,13 @@ impl Producer {
             }
             None => self.partitioner.partition(key, size) as usize,
         };
-        if key.is_none()
-            && let Some(topic) = &self.keys_required
-        {
+        if key.is_none() && self.keys_required {
             // Kafka's broker refuses it so (LogValidator), the batch with it.
             return Err(invalid(
                 ResponseError::InvalidRecord,
                 format!(
-                    "Compacted topic cannot accept message without key in topic partition {topic}-{p}"
+                    "Compacted topic cannot accept message without key in topic partition {}-{p}",
+                    self.topic
                 ),
             ));
         }
@@ -206,7 +205,7 @@ impl Producer {
             Sink::Local(writer) => {
                 let meta = writer.open()?;
                 self.record_limit = Some(meta.max_message_bytes());
-                self.keys_required = meta.is_compacted().then(|| meta.name.clone());
+                self.keys_required = meta.is_compacted();
                 (meta.partitions, None, Some(meta.max_message_bytes()))
             }
             Sink::Remote(producer) => (
@@ -323,7 +322,7 @@ impl Producer {
     pub fn close(mut self) -> Result<()> {
         self.flush()?;
         match self.sink {
-            Sink::Local(mut writer) => {
+            Sink::Local(writer) => {
                 writer.clean_written();
                 Ok(())
             }

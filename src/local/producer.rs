@@ -119,7 +119,7 @@ impl LocalWriter {
     /// After the producer's last flush: cleans the compacted topic's partitions it wrote,
     /// each for at most [`CLEAN_BUDGET`] (there is no cleaner daemon without a server). A
     /// failure is a warning: the records are written.
-    pub fn clean_written(&mut self) {
+    pub fn clean_written(&self) {
         let Some(meta) = &self.meta else {
             return;
         };

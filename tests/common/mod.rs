@@ -281,6 +281,42 @@ impl Kafkit {
         stderr
     }
 
+    /// Creates `topic`, one partition, compacted (`cleanup.policy=compact`), with more
+    /// `configs` (`key=value`).
+    pub fn create_compacted(&self, topic: &str, configs: &[&str]) {
+        let mut args = vec![
+            "--create",
+            "--topic",
+            topic,
+            "--partitions",
+            "1",
+            "--config",
+            "cleanup.policy=compact",
+        ];
+        for c in configs {
+            args.extend(["--config", c]);
+        }
+        self.ok("kafka-topics", &args, None);
+    }
+
+    /// Sets one config (`key=value`) of `topic` with `kafka-configs --alter`, which on the
+    /// embedded log also cleans a compacted topic.
+    pub fn alter_topic(&self, topic: &str, config: &str) {
+        self.ok(
+            "kafka-configs",
+            &[
+                "--alter",
+                "--entity-type",
+                "topics",
+                "--entity-name",
+                topic,
+                "--add-config",
+                config,
+            ],
+            None,
+        );
+    }
+
     /// Produces `input` to `topic` with extra producer arguments.
     pub fn produce(&self, topic: &str, extra: &[&str], input: &[u8]) {
         let mut args = vec!["--topic", topic];

@@ -172,23 +172,7 @@ fn the_same_gaps_in_a_log_never_compacted_are_damage() {
 #[test]
 fn producers_clean_a_compacted_topic_as_they_exit() {
     let k = Kafkit::new();
-    k.ok(
-        "kafka-topics",
-        &[
-            "--create",
-            "--topic",
-            "c",
-            "--partitions",
-            "1",
-            "--config",
-            "cleanup.policy=compact",
-            "--config",
-            "segment.ms=100",
-            "--config",
-            "min.cleanable.dirty.ratio=0.01",
-        ],
-        None,
-    );
+    k.create_compacted("c", &["segment.ms=100", "min.cleanable.dirty.ratio=0.01"]);
     let keyed = [
         "--property",
         "parse.key=true",
@@ -311,22 +295,11 @@ fn read_compacted(k: &Kafkit) -> Vec<(i64, String, String)> {
 fn kill_9_during_cleaning_loses_and_duplicates_nothing() {
     use std::collections::BTreeMap;
     let k = Kafkit::new();
-    k.ok(
-        "kafka-topics",
-        &[
-            "--create",
-            "--topic",
-            "c",
-            "--config",
-            "cleanup.policy=compact",
-            "--config",
-            "segment.bytes=1048576",
-            // Only the alters below clean: the producers' own rounds would leave the kills
-            // little to interrupt.
-            "--config",
-            "min.cleanable.dirty.ratio=0.99",
-        ],
-        None,
+    // Only the alters below clean: the producers' own rounds would leave the kills little to
+    // interrupt.
+    k.create_compacted(
+        "c",
+        &["segment.bytes=1048576", "min.cleanable.dirty.ratio=0.99"],
     );
     let keyed = ["--property", "parse.key=true"];
     let mut latest: BTreeMap<String, String> = BTreeMap::new();

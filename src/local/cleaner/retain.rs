@@ -10,8 +10,8 @@
 //! A batch that loses nothing and needs no horizon is kept byte for byte. One that loses all
 //! its records, or was emptied by an earlier round, is dropped, unless it ends the round's
 //! cleaned range or is an active producer's last batch: then it stays as an empty batch, so
-//! that the log's last offset and the producer's last sequence survive. Control batches (transaction markers) are kept as they
-//! are.
+//! that the log's last offset and the producer's last sequence survive. Control batches
+//! (transaction markers) are kept as they are.
 
 use std::collections::HashSet;
 

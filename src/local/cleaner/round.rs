@@ -188,7 +188,11 @@ pub fn clean(
     let outcome = round.run(&snapshot);
     // A swap that failed half-way is settled by the next lock, which needs what it left.
     if !matches!(outcome, Ok(Outcome::Cleaned(_))) && !swap::interrupted(log.dir()) {
-        remove_cleaned(log.dir())?;
+        let removed = remove_cleaned(log.dir());
+        // The round's own failure is the one to report; a leftover goes with the next round.
+        if outcome.is_ok() {
+            removed?;
+        }
     }
     outcome
 }
@@ -517,13 +521,14 @@ impl Round<'_> {
                 let (retained, kept) = retain_batch(bytes, rules, &mut self.scratch)
                     .map_err(|e| damaged(&path, at, e.to_string()))?;
                 counts += kept;
-                let written: &[u8] = match &retained {
-                    Retained::Whole => bytes,
-                    Retained::Rewritten(b) | Retained::Empty(b) => b,
+                let (written, written_header) = match &retained {
+                    Retained::Whole => (bytes, header),
+                    Retained::Rewritten(b) | Retained::Empty(b) => (
+                        &b[..],
+                        BatchHeader::parse(b).map_err(|e| damaged(&path, at, e.to_string()))?,
+                    ),
                     Retained::Dropped => continue,
                 };
-                let written_header =
-                    BatchHeader::parse(written).map_err(|e| damaged(&path, at, e.to_string()))?;
                 tracker.on_batch(position, &written_header);
                 out.write_all(written).map_err(write_error)?;
                 let n = written.len();
@@ -580,22 +585,31 @@ fn whole_batch<'a>(
     Ok(&buf[..])
 }
 
-/// Calls `each` with every batch header of a segment's first `size` bytes, reading 61 bytes a
-/// batch: for what the headers say (producers, timestamps), where the records themselves are
-/// not needed. Stops at the first header that does not parse (the recopy checks every batch it
-/// keeps), or when `each` says so; `false` then.
+/// Calls `each` with every batch header of a segment's first `size` bytes, read in chunks of
+/// [`SCAN_CHUNK`] (a batch's records are skipped, not read, unless they share its chunk): for
+/// what the headers say (producers, timestamps), where the records themselves are not needed.
+/// Stops at the first header that does not parse (the recopy checks every batch it keeps), or
+/// when `each` says so; `false` then.
 fn walk_headers(
     file: &File,
     path: &Path,
     size: u64,
     mut each: impl FnMut(&BatchHeader) -> bool,
 ) -> Result<bool> {
-    let mut header = [0; BATCH_OVERHEAD];
-    let mut position = 0;
+    let mut chunk = Vec::new();
+    let mut chunk_start = 0u64;
+    let mut position = 0u64;
     while position + BATCH_OVERHEAD as u64 <= size {
-        file.read_exact_at(&mut header, position)
-            .context(|| format!("cannot read {}", path.display()))?;
-        let Ok(h) = BatchHeader::parse(&header) else {
+        // Positions only grow: the chunk starts at or before this one.
+        if position + BATCH_OVERHEAD as u64 > chunk_start + chunk.len() as u64 {
+            let len = (size - position).min(SCAN_CHUNK as u64) as usize;
+            chunk.resize(len, 0);
+            file.read_exact_at(&mut chunk, position)
+                .context(|| format!("cannot read {}", path.display()))?;
+            chunk_start = position;
+        }
+        let at = (position - chunk_start) as usize;
+        let Ok(h) = BatchHeader::parse(&chunk[at..at + BATCH_OVERHEAD]) else {
             break;
         };
         if !each(&h) {
@@ -1074,5 +1088,32 @@ mod tests {
         drop(held);
         log.apply_retention(&deleting).unwrap();
         assert_eq!(log.snapshot().unwrap().log_start_offset, 4);
+    }
+
+    /// The header walk crosses its read chunks: every batch of a file three chunks long.
+    #[test]
+    fn the_header_walk_sees_every_batch_across_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("walk.log");
+        let mut bytes = Vec::new();
+        let value = vec![b'v'; 10_007];
+        for i in 0..300 {
+            let mut b = BatchBuilder::new(Compression::None);
+            b.set_producer(i, 0, 0);
+            b.append(0, Some(b"k"), Some(&value), &[]);
+            bytes.extend(b.build(i).unwrap());
+        }
+        assert!(bytes.len() > 2 * SCAN_CHUNK);
+        std::fs::write(&path, &bytes).unwrap();
+        let file = File::open(&path).unwrap();
+        let mut seen = Vec::new();
+        assert!(
+            walk_headers(&file, &path, bytes.len() as u64, |h| {
+                seen.push(h.producer_id);
+                true
+            })
+            .unwrap()
+        );
+        assert_eq!(seen, (0..300).collect::<Vec<i64>>());
     }
 }

@@ -7,14 +7,13 @@
 //! - `cleaner-checkpoint`: where the next cleaning of a compacted topic starts (its presence
 //!   marks a log that may have gaps), written atomically and durably.
 
-use std::fs::File;
-use std::io::{self, ErrorKind};
-use std::os::unix::fs::FileExt;
+use std::io::ErrorKind;
 use std::path::Path;
 
 use super::{LOG_START_FILE, RECOVERY_POINT_FILE};
 use crate::local::error::{IoContext, LocalError, Result};
-use crate::local::segment::{CLEANER_CHECKPOINT, sync_dir};
+use crate::local::logdir::write_atomically;
+use crate::local::segment::CLEANER_CHECKPOINT;
 
 /// Reads the `log-start-offset` checkpoint.
 pub(super) fn read_log_start(dir: &Path) -> Result<Option<i64>> {
@@ -62,16 +61,7 @@ pub(super) fn write_log_start(dir: &Path, offset: i64) -> Result<()> {
 }
 
 fn write_durable(dir: &Path, name: &str, offset: i64) -> Result<()> {
-    let path = dir.join(name);
-    let tmp = dir.join(format!("{name}.tmp"));
-    let write = || -> io::Result<()> {
-        let f = File::create(&tmp)?;
-        f.write_all_at(format!("0\n{offset}\n").as_bytes(), 0)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &path)
-    };
-    write().context(|| format!("cannot write {}", path.display()))?;
-    sync_dir(dir)
+    write_atomically(&dir.join(name), format!("0\n{offset}\n").as_bytes())
 }
 
 /// Reads the recovery point; 0 (nothing known to be durable: every bad tail is treated as

@@ -9,7 +9,7 @@ use std::path::Path;
 use super::checkpoint::{read_log_start, read_recovery_point};
 use super::hints::{reader_last_entry, reader_position_for, time_entry_checks_out};
 use super::stamp::Stamp;
-use super::{Damage, PartitionLog, SegmentInfo, Snapshot, corrupt, file_len, open_optional};
+use super::{Damage, PartitionLog, SegmentInfo, Snapshot, corrupt, open_optional};
 use crate::local::error::{IoContext, LocalError, Result};
 use crate::local::index::{TIME_ENTRY_SIZE, TimeEntry, lookup_time_before, read_time_entry};
 use crate::local::lock::LockMode;
@@ -64,11 +64,7 @@ impl PartitionLog {
                 inode: meta.ino(),
             });
         }
-        let (size, log_end, active, damage) = self.reader_tail(bases[n - 1])?;
-        let inode = active
-            .metadata()
-            .context(|| format!("cannot stat the active segment of {}", self.dir.display()))?
-            .ino();
+        let (tail, log_end, active, damage) = self.reader_tail(bases[n - 1])?;
         let stamp = Stamp::take(&self.dir, bases[n - 1]);
         drop(lock);
         // Bytes a writer wrote but did not fdatasync before it was killed may be about to be
@@ -85,11 +81,7 @@ impl PartitionLog {
                 )
             })?;
         }
-        segments.push(SegmentInfo {
-            base_offset: bases[n - 1],
-            size,
-            inode,
-        });
+        segments.push(tail);
         // Retention only ever moves the start up to a segment's base, never past the end: a
         // start past it is damage, and clamping it would hide every record appended below it
         // (found by the segment_recovery fuzz target).
@@ -117,12 +109,20 @@ impl PartitionLog {
         })
     }
 
-    /// The active segment's valid size and next offset, as a reader (no repair), and the damage
-    /// that ends it when that is not a torn tail.
-    fn reader_tail(&self, base: i64) -> Result<(u64, i64, File, Option<Damage>)> {
+    /// The active segment as a reader sees it (its valid size, no repair) and its next offset,
+    /// and the damage that ends it when that is not a torn tail.
+    fn reader_tail(&self, base: i64) -> Result<(SegmentInfo, i64, File, Option<Damage>)> {
         let path = segment_path(&self.dir, base, LOG_SUFFIX);
         let log = File::open(&path).context(|| format!("cannot open {}", path.display()))?;
-        let len = file_len(&log, &path)?;
+        let meta = log
+            .metadata()
+            .context(|| format!("cannot stat {}", path.display()))?;
+        let (len, inode) = (meta.len(), meta.ino());
+        let tail = |size| SegmentInfo {
+            base_offset: base,
+            size,
+            inode,
+        };
         let hint = reader_last_entry(&self.dir, base, &log, len).map(|e| e.position as u64);
         for start in hint.into_iter().chain([0]) {
             let mut scanner = Scanner::new(&log, &path, base, start, len, SCAN_CHUNK);
@@ -143,9 +143,9 @@ impl PartitionLog {
                 Some(bad) => self.damage_at(&log, &path, base, len, next, bad)?,
                 None => None,
             };
-            return Ok((scanner.position(), next, log, damage));
+            return Ok((tail(scanner.position()), next, log, damage));
         }
-        Ok((0, base, log, None)) // not reached: the scan from position 0 always returns above
+        Ok((tail(0), base, log, None)) // not reached: the scan from position 0 always returns
     }
 
     /// Whether the bad batch at `position` (offset `next`) is damage rather than a writer's torn

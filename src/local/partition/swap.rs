@@ -21,8 +21,7 @@
 //! replaced name sees another inode and takes a new snapshot.
 
 use std::collections::BTreeSet;
-use std::fs::File;
-use std::io::{self, ErrorKind, Write};
+use std::io::ErrorKind;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -30,6 +29,7 @@ use super::checkpoint::{read_cleaner_checkpoint, write_cleaner_checkpoint};
 use super::{PartitionLog, SegmentInfo};
 use crate::local::error::{IoContext, LocalError, Result};
 use crate::local::lock::LockMode;
+use crate::local::logdir::write_atomically;
 use crate::local::segment::{
     INDEX_SUFFIX, LOG_SUFFIX, TIMEINDEX_SUFFIX, list_segments, remove_segment_files, segment_path,
     sync_dir,
@@ -140,19 +140,6 @@ fn parse_marker(text: &str) -> Option<(i64, BTreeSet<i64>)> {
     (new.len() == count).then_some((end, new))
 }
 
-fn write_marker(dir: &Path, end: i64, new: &[i64]) -> Result<()> {
-    let path = dir.join(SWAP_MARKER);
-    let tmp = dir.join(format!("{SWAP_MARKER}.tmp"));
-    let write = || -> io::Result<()> {
-        let mut f = File::create(&tmp)?;
-        f.write_all(marker_text(end, new).as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &path)
-    };
-    write().context(|| format!("cannot write {}", path.display()))?;
-    sync_dir(dir)
-}
-
 /// Lets a swap do its file operations one by one: all of them, except in the tests that stop
 /// it where a crash could (after any number of them) and check what the next lock makes of it.
 type Step<'a> = &'a mut dyn FnMut() -> Result<()>;
@@ -236,7 +223,10 @@ impl PartitionLog {
             write_cleaner_checkpoint(&self.dir, r.first_dirty)?;
         }
         step()?;
-        write_marker(&self.dir, r.end, &r.new)?;
+        write_atomically(
+            &self.dir.join(SWAP_MARKER),
+            marker_text(r.end, &r.new).as_bytes(),
+        )?;
         for &base in r.new.iter().rev() {
             for suffix in SUFFIXES {
                 step()?;

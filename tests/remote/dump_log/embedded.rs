@@ -99,21 +99,7 @@ fn cleaned_segments_dump_as_kafkas_do() {
         return;
     }
     let k = Kafkit::new();
-    k.ok(
-        "kafka-topics",
-        &[
-            "--create",
-            "--topic",
-            "c",
-            "--config",
-            "cleanup.policy=compact",
-            "--config",
-            "segment.ms=100",
-            "--config",
-            "min.cleanable.dirty.ratio=0.9",
-        ],
-        None,
-    );
+    k.create_compacted("c", &["segment.ms=100", "min.cleanable.dirty.ratio=0.9"]);
     let keyed = [
         "--property",
         "parse.key=true",
@@ -130,19 +116,7 @@ fn cleaned_segments_dump_as_kafkas_do() {
         std::thread::sleep(std::time::Duration::from_millis(150));
     }
     k.produce("c", &keyed, b"last\troll\n");
-    k.ok(
-        "kafka-configs",
-        &[
-            "--alter",
-            "--entity-type",
-            "topics",
-            "--entity-name",
-            "c",
-            "--add-config",
-            "min.cleanable.dirty.ratio=0.01",
-        ],
-        None,
-    );
+    k.alter_topic("c", "min.cleanable.dirty.ratio=0.01");
     let dir = k.path("c-0");
     let seg = |suffix: &str| dir.join(format!("00000000000000000000{suffix}"));
     let (log, index, time) = (seg(".log"), seg(".index"), seg(".timeindex"));
