@@ -100,6 +100,37 @@ pub fn producer_snapshot(bytes: &[u8]) -> Result<Vec<ProducerEntry>, SnapshotErr
     Ok(entries)
 }
 
+/// The bytes of a producer-state snapshot holding `entries`, as Kafka writes them (version 1).
+pub fn encode_producer_snapshot(entries: &[ProducerEntry]) -> Vec<u8> {
+    let mut body = Vec::with_capacity(4 + entries.len() * PRODUCER_ENTRY_SIZE);
+    body.extend((entries.len() as i32).to_be_bytes());
+    for e in entries {
+        body.extend(e.producer_id.to_be_bytes());
+        body.extend(e.epoch.to_be_bytes());
+        body.extend(e.last_sequence.to_be_bytes());
+        body.extend(e.last_offset.to_be_bytes());
+        body.extend(e.offset_delta.to_be_bytes());
+        body.extend(e.timestamp.to_be_bytes());
+        body.extend(e.coordinator_epoch.to_be_bytes());
+        body.extend(e.current_txn_first_offset.to_be_bytes());
+    }
+    let mut out = Vec::with_capacity(PRODUCER_ENTRIES_AT + body.len());
+    out.extend(1i16.to_be_bytes());
+    out.extend(crc32c::crc32c(&body).to_be_bytes());
+    out.extend(body);
+    out
+}
+
+/// The [`ABORTED_TXN_SIZE`] bytes of a `.txnindex` entry (version 0).
+pub fn encode_aborted_txn(t: &AbortedTxn) -> [u8; ABORTED_TXN_SIZE] {
+    let mut b = [0u8; ABORTED_TXN_SIZE];
+    b[2..10].copy_from_slice(&t.producer_id.to_be_bytes());
+    b[10..18].copy_from_slice(&t.first_offset.to_be_bytes());
+    b[18..26].copy_from_slice(&t.last_offset.to_be_bytes());
+    b[26..34].copy_from_slice(&t.last_stable_offset.to_be_bytes());
+    b
+}
+
 /// The entries after the version, as Kafka's generated `ProducerSnapshot` reader takes them.
 fn schema_entries(bytes: &[u8]) -> Result<Vec<ProducerEntry>, SnapshotError> {
     if bytes.len() < PRODUCER_ENTRIES_AT + 4 {
@@ -144,24 +175,6 @@ fn schema_entries(bytes: &[u8]) -> Result<Vec<ProducerEntry>, SnapshotError> {
 mod tests {
     use super::*;
 
-    fn snapshot(entries: &[ProducerEntry]) -> Vec<u8> {
-        let mut body = (entries.len() as i32).to_be_bytes().to_vec();
-        for e in entries {
-            body.extend(e.producer_id.to_be_bytes());
-            body.extend(e.epoch.to_be_bytes());
-            body.extend(e.last_sequence.to_be_bytes());
-            body.extend(e.last_offset.to_be_bytes());
-            body.extend(e.offset_delta.to_be_bytes());
-            body.extend(e.timestamp.to_be_bytes());
-            body.extend(e.coordinator_epoch.to_be_bytes());
-            body.extend(e.current_txn_first_offset.to_be_bytes());
-        }
-        let mut out = 1i16.to_be_bytes().to_vec();
-        out.extend(crc32c::crc32c(&body).to_be_bytes());
-        out.extend(body);
-        out
-    }
-
     #[test]
     fn producer_snapshots_round_trip_and_check_their_crc() {
         let entry = ProducerEntry {
@@ -174,7 +187,7 @@ mod tests {
             coordinator_epoch: -1,
             current_txn_first_offset: -1,
         };
-        let mut bytes = snapshot(&[entry, entry]);
+        let mut bytes = encode_producer_snapshot(&[entry, entry]);
         assert_eq!(producer_snapshot(&bytes).unwrap(), vec![entry, entry]);
         let last = bytes.len() - 1;
         bytes[last] ^= 1;

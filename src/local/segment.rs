@@ -26,6 +26,10 @@ use crate::record::{BATCH_OVERHEAD, BatchHeader, LOG_OVERHEAD, verify_crc};
 pub(crate) const LOG_SUFFIX: &str = ".log";
 pub(crate) const INDEX_SUFFIX: &str = ".index";
 pub(crate) const TIMEINDEX_SUFFIX: &str = ".timeindex";
+/// A segment's aborted-transaction index (see `partition::txn`).
+pub(crate) const TXNINDEX_SUFFIX: &str = ".txnindex";
+/// A partition's producer-state snapshot (see `partition::txn`).
+pub(crate) const SNAPSHOT_SUFFIX: &str = ".snapshot";
 
 /// A partition's cleaner checkpoint: the offset its next cleaning starts from (Kafka's
 /// `cleaner-offset-checkpoint`, one per partition here). Its presence means the log may have
@@ -57,26 +61,41 @@ pub(crate) fn segment_path(dir: &Path, base: i64, suffix: &str) -> PathBuf {
 /// also holds `.lock`, `log-start-offset`, `partition.metadata` and temporary files. A `.log`
 /// file whose name is not a 20-digit offset is an error, because ignoring it could hide data.
 pub(crate) fn list_segments(dir: &Path) -> Result<Vec<i64>> {
+    Ok(list_partition(dir)?.bases)
+}
+
+/// What one listing of a partition directory found.
+#[derive(Debug)]
+pub(crate) struct Listing {
+    /// The segments' base offsets, ascending.
+    pub bases: Vec<i64>,
+    /// The newest producer-state snapshot's number (`<20 digits>.snapshot`), if any.
+    pub producer_state: Option<i64>,
+}
+
+/// [`list_segments`], noting the newest producer-state snapshot from the same directory read.
+pub(crate) fn list_partition(dir: &Path) -> Result<Listing> {
     let entries =
         std::fs::read_dir(dir).context(|| format!("cannot list partition {}", dir.display()))?;
     let mut bases = Vec::new();
+    let mut producer_state = None;
     for entry in entries {
         let entry = entry.context(|| format!("cannot list partition {}", dir.display()))?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
         let Some(stem) = name.strip_suffix(LOG_SUFFIX) else {
+            if let Some(n) = name.strip_suffix(SNAPSHOT_SUFFIX).and_then(offset_name) {
+                producer_state = producer_state.max(Some(n));
+            }
             continue;
         };
-        let base = (stem.len() == 20 && stem.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| stem.parse::<i64>().ok())
-            .flatten()
-            .ok_or_else(|| {
-                LocalError::Invalid(format!(
-                    "unexpected file {} in a partition directory: segment files are named by a \
-                     20-digit base offset",
-                    dir.join(name).display()
-                ))
-            })?;
+        let base = offset_name(stem).ok_or_else(|| {
+            LocalError::Invalid(format!(
+                "unexpected file {} in a partition directory: segment files are named by a \
+                 20-digit base offset",
+                dir.join(name).display()
+            ))
+        })?;
         if base > MAX_BASE_OFFSET {
             return Err(LocalError::Invalid(format!(
                 "segment {} starts past offset {MAX_BASE_OFFSET}, the last a log can hold",
@@ -86,7 +105,17 @@ pub(crate) fn list_segments(dir: &Path) -> Result<Vec<i64>> {
         bases.push(base);
     }
     bases.sort_unstable();
-    Ok(bases)
+    Ok(Listing {
+        bases,
+        producer_state,
+    })
+}
+
+/// The offset a 20-digit file name stem stands for.
+fn offset_name(stem: &str) -> Option<i64> {
+    (stem.len() == 20 && stem.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| stem.parse::<i64>().ok())
+        .flatten()
 }
 
 /// fsyncs a directory so that file creations, renames and unlinks in it are durable.
@@ -111,7 +140,7 @@ pub(crate) fn create_segment_files(dir: &Path, base: i64) -> Result<()> {
 /// Removes a segment's files, indexes first: a crash in between leaves a `.log` that is still
 /// listed (and removed by the next retention pass), never an index with no log.
 pub(crate) fn remove_segment_files(dir: &Path, base: i64) -> Result<()> {
-    for suffix in [INDEX_SUFFIX, TIMEINDEX_SUFFIX, LOG_SUFFIX] {
+    for suffix in [INDEX_SUFFIX, TIMEINDEX_SUFFIX, TXNINDEX_SUFFIX, LOG_SUFFIX] {
         let path = segment_path(dir, base, suffix);
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => {

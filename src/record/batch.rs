@@ -647,6 +647,44 @@ impl BatchBuilder {
     }
 }
 
+/// A transaction marker as Kafka writes it: its own batch, transactional and control,
+/// uncompressed, with the producer's id and epoch, base sequence -1 and one record whose key
+/// is int16 version 0, int16 `kind` (0 ABORT, 1 COMMIT) and whose value is int16 version 0,
+/// int32 coordinator epoch.
+pub fn encode_marker(
+    producer_id: i64,
+    producer_epoch: i16,
+    kind: i16,
+    coordinator_epoch: i32,
+    timestamp: i64,
+) -> Vec<u8> {
+    let mut key = [0u8; 4];
+    key[2..].copy_from_slice(&kind.to_be_bytes());
+    let mut value = [0u8; 6];
+    value[2..].copy_from_slice(&coordinator_epoch.to_be_bytes());
+    let mut builder = BatchBuilder::new(Compression::None);
+    builder.set_producer(producer_id, producer_epoch, -1);
+    builder.append(timestamp, Some(&key), Some(&value), &[]);
+    let header = BatchHeader {
+        base_offset: 0,
+        length: 0,
+        partition_leader_epoch: -1,
+        magic: MAGIC,
+        crc: 0,
+        attributes: TRANSACTIONAL_BIT | CONTROL_BIT,
+        last_offset_delta: 0,
+        base_timestamp: timestamp,
+        max_timestamp: timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence: -1,
+        records_count: 1,
+    };
+    let mut out = Vec::new();
+    put_batch(&mut out, &header, 1, &builder.records);
+    out
+}
+
 /// Encodes owned records (their offsets are ignored: they become consecutive from `base_offset`).
 pub fn encode_batch(
     base_offset: i64,
@@ -692,5 +730,26 @@ mod tests {
         batch[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
         let err = decode_batch(&batch).unwrap_err();
         assert!(matches!(err, RecordError::Corrupt(m) if m.contains("offset delta 1")));
+    }
+
+    #[test]
+    fn a_marker_is_the_78_bytes_kafka_writes() {
+        // A COMMIT of producer 0 at epoch 1, coordinator epoch 0, as Kafka 4.3.1 wrote it at
+        // offset 3 (reference/transactions.md, section 5).
+        let mut m = encode_marker(0, 1, 1, 0, 1_796_328_338_226);
+        set_base_offset(&mut m, 3);
+        assert_eq!(m.len(), 78);
+        let h = BatchHeader::parse(&m).unwrap();
+        assert_eq!((h.base_offset, h.length, h.attributes), (3, 66, 0x30));
+        assert_eq!(
+            (h.producer_id, h.producer_epoch, h.base_sequence),
+            (0, 1, -1)
+        );
+        let record = &m[BATCH_OVERHEAD..];
+        assert_eq!(
+            record,
+            [0x20, 0, 0, 0, 8, 0, 0, 0, 1, 0x0c, 0, 0, 0, 0, 0, 0, 0]
+        );
+        verify_crc(&m).unwrap();
     }
 }

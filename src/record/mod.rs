@@ -12,8 +12,8 @@ pub mod varint;
 
 pub use batch::{
     BATCH_OVERHEAD, BatchBuilder, BatchHeader, BatchIter, LOG_OVERHEAD, RecordRef, decode_batch,
-    encode_batch, for_each_record, for_each_record_crc, next_sequence, set_base_offset,
-    set_partition_leader_epoch, verify_crc,
+    encode_batch, encode_marker, for_each_record, for_each_record_crc, next_sequence,
+    set_base_offset, set_partition_leader_epoch, verify_crc,
 };
 pub use compression::Compression;
 pub use reader::{RawHeaders, RawRecord, RecordReader, RecordSource};

@@ -235,7 +235,11 @@ impl Client {
     pub fn into_consumer(self, config: ConsumerConfig) -> Result<Consumer> {
         let group = config.group.as_ref();
         let backend: Box<dyn ConsumerBackend> = match self.backend {
-            Backend::Local(dir) => Box::new(LocalLog::new(dir).joined(group)?),
+            Backend::Local(dir) => Box::new(
+                LocalLog::new(dir)
+                    .read_committed(config.isolation == Isolation::ReadCommitted)
+                    .joined(group)?,
+            ),
             Backend::Remote(cluster) => Box::new(ClusterConsumer::new(
                 cluster.into_consumer(config.isolation),
                 group,

@@ -13,6 +13,7 @@ use std::path::Path;
 
 use super::active::Active;
 use super::checkpoint::write_recovery_point;
+use super::txn::{self, TxnAppend};
 use super::{AppendResult, PartitionConfig, PartitionLog, now_ms, open_rw};
 use crate::local::error::{IoContext, LocalError, Result};
 use crate::local::lock::LockMode;
@@ -110,6 +111,19 @@ impl PartitionLog {
                 })?;
         }
 
+        // Transactions first open (saved ahead of the data) and then close (after it), see
+        // `txn`; plain batches skip this.
+        let changes = txn::changes(batches, spans)?;
+        let txn = if changes.is_empty() {
+            None
+        } else {
+            Some(TxnAppend::begin(
+                &self.dir,
+                self.listing()?.producer_state,
+                &changes,
+                next,
+            )?)
+        };
         let undo = Undo {
             base: active.base,
             size: active.size,
@@ -125,13 +139,26 @@ impl PartitionLog {
             .and_then(|()| write_recovery_point(&self.dir, active.next_offset));
         if let Err(e) = written {
             drop(active);
-            return Err(match self.undo(&undo, &created) {
+            let undone = self.undo(&undo, &created).and_then(|()| match txn {
+                Some(txn) => txn.undo(&self.dir, first),
+                None => Ok(()),
+            });
+            return Err(match undone {
                 Ok(()) => e,
                 Err(undo_err) => LocalError::Invalid(format!(
                     "{e}; undoing the partial append also failed ({undo_err}); the next append \
                      will verify the tail again"
                 )),
             });
+        }
+        if let Some(txn) = txn {
+            // The data stands; a failure here leaves its transactions open (see `txn`).
+            let bases = self.segment_bases()?;
+            let segment_of = |offset: i64| {
+                let i = bases.partition_point(|&b| b <= offset).saturating_sub(1);
+                bases[i]
+            };
+            txn.finish(&self.dir, &changes, active.next_offset, segment_of)?;
         }
         if let Some(board) = &self.board {
             board.record(active.next_offset);

@@ -17,6 +17,8 @@
 //! - `.cleaner-lock`: held by the one cleaner working on the partition (see
 //!   [`super::cleaner`]); `*.cleaned` and `*.swap`: its new segments before and during their
 //!   swap; `cleaner-swap`: present while a swap is under way (see `swap`).
+//! - `<20 digits>.snapshot` (the transactional producers) and `<base>.txnindex` (a segment's
+//!   aborted transactions): see `txn`.
 //! - `partition.metadata` (the topic code's), `*.tmp` and anything else: ignored. A `.log` file
 //!   with a malformed name is an error (see `super::segment::list_segments`).
 //!
@@ -56,6 +58,7 @@
 //! - `repair`: the explicit cut back to before the first damage (`kafka-topics --repair`).
 //! - `checkpoint`: the `log-start-offset`, `recovery-point` and `cleaner-checkpoint` files.
 //! - `swap`: putting a cleaner's segments in place of old ones, crash-safely.
+//! - `txn`: transactions: open ones and the last stable offset, aborted ones in `.txnindex`.
 //! - `stamp`: a snapshot's view of the files, for telling cheaply that nothing changed.
 //! - `hints`: index entries as scan starts, checked against the log before they are trusted.
 
@@ -73,6 +76,7 @@ mod repair;
 mod retention;
 mod stamp;
 pub(crate) mod swap;
+pub mod txn;
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, ErrorKind};
@@ -82,7 +86,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use super::board::Slot;
 use super::error::{IoContext, LocalError, Result};
 use super::lock::{FileLock, LockMode};
-use super::segment::{LOG_SUFFIX, list_segments, segment_path, sync_dir};
+use super::segment::{LOG_SUFFIX, Listing, list_partition, list_segments, segment_path, sync_dir};
 
 /// The partition's permanent lock file.
 pub const LOCK_FILE: &str = ".lock";
@@ -171,6 +175,12 @@ pub struct SegmentInfo {
 pub struct Snapshot {
     pub log_start_offset: i64,
     pub log_end_offset: i64,
+    /// Where `read_committed` readers stop: the first offset of the oldest transaction still
+    /// open, or the log end when none is (Kafka's LSO).
+    pub last_stable_offset: i64,
+    /// The partition has producer state (it saw a transactional batch), so its segments may
+    /// have `.txnindex` files.
+    has_transactions: bool,
     segments: Vec<SegmentInfo>,
     /// The files as the snapshot saw them, for [`PartitionLog::unchanged_since`].
     stamp: Option<stamp::Stamp>,
@@ -205,6 +215,11 @@ impl Snapshot {
     /// sound log, whose end is where reads wait for more.
     pub fn damage(&self) -> Option<LocalError> {
         self.damage.as_ref().map(Damage::error)
+    }
+
+    /// Whether the partition saw a transactional batch (it has producer state).
+    pub fn has_transactions(&self) -> bool {
+        self.has_transactions
     }
 
     /// Sum of the segments' readable sizes.
@@ -412,14 +427,19 @@ impl PartitionLog {
     }
 
     fn segment_bases(&self) -> Result<Vec<i64>> {
-        let bases = list_segments(&self.dir)?;
-        if bases.is_empty() {
+        Ok(self.listing()?.bases)
+    }
+
+    /// The partition's files, with at least one segment.
+    fn listing(&self) -> Result<Listing> {
+        let listing = list_partition(&self.dir)?;
+        if listing.bases.is_empty() {
             return Err(LocalError::Invalid(format!(
                 "partition {} has no segment files (it was damaged or deleted)",
                 self.dir.display()
             )));
         }
-        Ok(bases)
+        Ok(listing)
     }
 
     /// Where the next cleaning starts (the `cleaner-checkpoint`); `None` for a log never

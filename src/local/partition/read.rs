@@ -9,6 +9,7 @@ use std::path::Path;
 use super::checkpoint::{read_log_start, read_recovery_point};
 use super::hints::{reader_last_entry, reader_position_for, time_entry_checks_out};
 use super::stamp::Stamp;
+use super::txn::ProducerStates;
 use super::{Damage, PartitionLog, SegmentInfo, Snapshot, corrupt, open_optional};
 use crate::local::error::{IoContext, LocalError, Result};
 use crate::local::index::{TIME_ENTRY_SIZE, TimeEntry, lookup_time_before, read_time_entry};
@@ -50,7 +51,9 @@ impl PartitionLog {
     /// records before it stay readable.
     pub fn snapshot(&self) -> Result<Snapshot> {
         let lock = self.lock(LockMode::Shared)?;
-        let bases = self.segment_bases()?;
+        let listing = self.listing()?;
+        let bases = listing.bases;
+        let states = ProducerStates::load(&self.dir, listing.producer_state)?;
         let checkpoint = read_log_start(&self.dir)?;
         let n = bases.len();
         let mut segments = Vec::with_capacity(n);
@@ -103,6 +106,10 @@ impl PartitionLog {
         Ok(Snapshot {
             log_start_offset: log_start,
             log_end_offset: log_end,
+            last_stable_offset: states
+                .first_unstable_offset()
+                .map_or(log_end, |o| o.clamp(log_start, log_end)),
+            has_transactions: listing.producer_state.is_some(),
             segments,
             stamp,
             damage,
@@ -209,10 +216,23 @@ impl PartitionLog {
         max_bytes: usize,
         out: &mut Vec<u8>,
     ) -> Result<()> {
+        self.read_into_upto(snapshot, offset, max_bytes, snapshot.log_end_offset, out)
+    }
+
+    /// [`PartitionLog::read_into`] of no batch at or past `end` (at most the snapshot's log
+    /// end): a `read_committed` read stops at [`Snapshot::last_stable_offset`].
+    pub fn read_into_upto(
+        &self,
+        snapshot: &Snapshot,
+        offset: i64,
+        max_bytes: usize,
+        end: i64,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
         // A snapshot the cleaner made stale (it replaced segments since) is taken again, and
         // the read goes on in the cleaned files, no further than the caller's snapshot: the
         // same records, less what the cleaner removed.
-        let end = snapshot.log_end_offset;
+        let end = end.min(snapshot.log_end_offset);
         self.on_fresh_snapshots(snapshot, |current| {
             match self.read_batches_into(current, offset, max_bytes, end, out) {
                 Ok(true) => Ok(Some(())),
@@ -264,6 +284,9 @@ impl PartitionLog {
                 log_start: snapshot.log_start_offset,
                 log_end: snapshot.log_end_offset,
             });
+        }
+        if offset >= end && offset < snapshot.log_end_offset {
+            return Ok(true); // held back: a transaction is open there
         }
         if offset == snapshot.log_end_offset {
             return match snapshot.damage() {

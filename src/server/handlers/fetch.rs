@@ -15,8 +15,10 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kafka_protocol::ResponseError;
-use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-use kafka_protocol::messages::{FetchRequest, FetchResponse, TopicName};
+use kafka_protocol::messages::fetch_response::{
+    AbortedTransaction, FetchableTopicResponse, PartitionData,
+};
+use kafka_protocol::messages::{FetchRequest, FetchResponse, ProducerId, TopicName};
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::{Refusal, blocking, error_code, partition_of, served_topic, str_bytes};
@@ -57,6 +59,7 @@ pub async fn handle(
     // One response may take a quarter of the budget, so that a few clients are served at once.
     let max_bytes = (request.max_bytes.max(0) as usize).min(FETCH_BUDGET_BYTES / 4);
     let min_bytes = request.min_bytes.max(0) as usize;
+    let read_committed = request.isolation_level == 1;
     let mut appended = broker.appended();
     loop {
         appended.borrow_and_update();
@@ -66,7 +69,7 @@ pub async fn handle(
             .expect("the fetch budget is never closed");
         let (b, w) = (Arc::clone(broker), Arc::clone(&wanted));
         let (topics, bytes, errors) =
-            blocking(move || read_all(&b, &w, max_bytes, negative_max)).await;
+            blocking(move || read_all(&b, &w, (max_bytes, negative_max), read_committed)).await;
         let now = Instant::now();
         // min_bytes 0 answers at once, as in Kafka.
         if bytes >= min_bytes || errors || now >= deadline {
@@ -97,8 +100,8 @@ fn kib(bytes: usize) -> u32 {
 fn read_all(
     broker: &Broker,
     wanted: &[(String, Vec<Wanted>)],
-    max_bytes: usize,
-    negative_max: Option<i32>,
+    (max_bytes, negative_max): (usize, Option<i32>),
+    read_committed: bool,
 ) -> (Vec<FetchableTopicResponse>, usize, bool) {
     let mut total = 0;
     let mut errors = false;
@@ -123,8 +126,14 @@ fn read_all(
                         .as_ref()
                         .map_err(Clone::clone)
                         .and_then(|meta| partition_of(broker, meta, index));
-                    let data =
-                        read_partition(broker, topic, partition, (index, offset), room, negative);
+                    let data = read_partition(
+                        broker,
+                        topic,
+                        partition,
+                        (index, offset),
+                        (room, negative),
+                        read_committed,
+                    );
                     errors |= data.error_code != 0;
                     total += data.records.as_ref().map_or(0, Bytes::len);
                     data
@@ -158,8 +167,8 @@ fn read_partition(
     topic: &str,
     partition: Result<Arc<ServedPartition>, Refusal>,
     (index, offset): (i32, i64),
-    room: usize,
-    negative: Option<i32>,
+    (room, negative): (usize, Option<i32>),
+    read_committed: bool,
 ) -> PartitionData {
     let empty = refused(index, 0);
     let failed = |code: i16| refused(index, code);
@@ -177,18 +186,30 @@ fn read_partition(
                 format!("Invalid max size {size}"),
             ));
         }
-        let records = if room == 0 || (negative.is_some() && offset == snapshot.log_end_offset) {
-            Vec::new()
-        } else {
-            partition.log.read(&snapshot, offset, room)?
+        // read_committed: nothing at or past the last stable offset, and the aborted
+        // transactions the data may hold, as Kafka lists them.
+        let end = match read_committed {
+            true => snapshot.last_stable_offset,
+            false => snapshot.log_end_offset,
         };
-        Ok((snapshot, records))
+        let mut records = Vec::new();
+        if room > 0 && !(negative.is_some() && offset == snapshot.log_end_offset) {
+            partition
+                .log
+                .read_into_upto(&snapshot, offset, room, end, &mut records)?;
+        }
+        let aborted = match read_committed {
+            true => Some(aborted_in(&partition, &snapshot, offset, &records, end)?),
+            false => None,
+        };
+        Ok((snapshot, records, aborted))
     });
     match read {
-        Ok((snapshot, records)) => empty
+        Ok((snapshot, records, aborted)) => empty
             .with_high_watermark(snapshot.log_end_offset)
-            .with_last_stable_offset(snapshot.log_end_offset)
+            .with_last_stable_offset(snapshot.last_stable_offset)
             .with_log_start_offset(snapshot.log_start_offset)
+            .with_aborted_transactions(aborted)
             .with_records(Some(Bytes::from(records))),
         Err(e) => {
             // Damage in the log: CORRUPT_MESSAGE, which clients report and stop on (Java's
@@ -207,4 +228,33 @@ fn read_partition(
             }
         }
     }
+}
+
+/// The aborted transactions of a read_committed answer: those of the partition's index whose
+/// marker is at or past `offset` and that began before the offset after the returned data
+/// (Kafka's upper bound), or before the LSO when nothing was returned.
+fn aborted_in(
+    partition: &ServedPartition,
+    snapshot: &crate::local::Snapshot,
+    offset: i64,
+    records: &[u8],
+    lso: i64,
+) -> Result<Vec<AbortedTransaction>, LocalError> {
+    let mut upper = lso;
+    let mut batches = crate::record::BatchIter::new(records);
+    if let Some(Ok(last)) = batches.by_ref().last()
+        && let Ok(h) = crate::record::BatchHeader::parse(last)
+    {
+        upper = h.next_offset();
+    }
+    Ok(partition
+        .log
+        .aborted_transactions(snapshot, offset, upper)?
+        .into_iter()
+        .map(|(pid, first)| {
+            AbortedTransaction::default()
+                .with_producer_id(ProducerId(pid))
+                .with_first_offset(first)
+        })
+        .collect())
 }

@@ -1,6 +1,7 @@
 //! ListOffsets: the log start (-2, and -4 without tiered storage), the log end (-1), the record
 //! with the greatest timestamp (-3), or the first record at or after a time, with that record's
-//! timestamp, as a one-broker cluster without tiered storage answers.
+//! timestamp, as a one-broker cluster without tiered storage answers; `read_committed` asks see
+//! no further than the last stable offset.
 
 use std::sync::Arc;
 
@@ -21,6 +22,7 @@ pub async fn handle(
     request: ListOffsetsRequest,
 ) -> Option<ListOffsetsResponse> {
     let b = Arc::clone(broker);
+    let read_committed = request.isolation_level == 1;
     let topics = blocking(move || {
         request
             .topics
@@ -30,7 +32,10 @@ pub async fn handle(
                 let partitions = t
                     .partitions
                     .iter()
-                    .map(|p| answer(&b, &name, p.partition_index, p.timestamp, version))
+                    .map(|p| {
+                        let wanted = (p.partition_index, p.timestamp);
+                        answer(&b, &name, wanted, version, read_committed)
+                    })
                     .collect();
                 ListOffsetsTopicResponse::default()
                     .with_name(TopicName(str_bytes(name)))
@@ -45,9 +50,9 @@ pub async fn handle(
 fn answer(
     broker: &Broker,
     topic: &str,
-    index: i32,
-    timestamp: i64,
+    (index, timestamp): (i32, i64),
     version: i16,
+    read_committed: bool,
 ) -> ListOffsetsPartitionResponse {
     let response = ListOffsetsPartitionResponse::default()
         .with_partition_index(index)
@@ -59,7 +64,7 @@ fn answer(
         Ok((_, partition)) => partition,
         Err((kind, _)) => return response.with_error_code(kind.code()),
     };
-    let found = lookup(&partition.log, timestamp);
+    let found = lookup(&partition.log, timestamp, read_committed);
     match found {
         Ok(Some((offset, ts))) => response.with_offset(offset).with_timestamp(ts),
         Ok(None) => response,
@@ -71,11 +76,20 @@ fn answer(
 }
 
 /// The offset (with its record's timestamp, for a time) that a ListOffsets timestamp names;
-/// `Invalid` for a negative value that names nothing.
-fn lookup(log: &PartitionLog, timestamp: i64) -> Result<Option<(i64, i64)>, LocalError> {
+/// `Invalid` for a negative value that names nothing. `read_committed` (as Kafka): the end
+/// is the last stable offset, and nothing at or past it is found.
+fn lookup(
+    log: &PartitionLog,
+    timestamp: i64,
+    read_committed: bool,
+) -> Result<Option<(i64, i64)>, LocalError> {
     let snapshot = log.snapshot()?;
-    Ok(match timestamp {
-        -1 => Some((snapshot.log_end_offset, -1)),
+    let end = match read_committed {
+        true => snapshot.last_stable_offset,
+        false => snapshot.log_end_offset,
+    };
+    let found = match timestamp {
+        -1 => Some((end, -1)),
         -2 | -4 => Some((snapshot.log_start_offset, -1)),
         -3 => with_timestamp(log, &snapshot, log.offset_of_max_timestamp(&snapshot)?)?,
         // Nothing is tiered.
@@ -86,7 +100,8 @@ fn lookup(log: &PartitionLog, timestamp: i64) -> Result<Option<(i64, i64)>, Loca
                 "unknown special timestamp {timestamp}"
             )));
         }
-    })
+    };
+    Ok(found.filter(|&(offset, _)| timestamp == -1 || offset < end))
 }
 
 /// The offset with its record's timestamp.

@@ -10,7 +10,7 @@
 mod partition;
 mod view;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 use super::backend::{ConsumerBackend, Cursor, Loaded, Opened, Positions};
 use super::{Assigned, FETCH_BYTES, GroupSettings, Result, positions_of};
@@ -77,6 +77,12 @@ impl LocalLog {
         }
     }
 
+    /// The consumer reading only committed transactions (`read_committed`), or everything.
+    pub fn read_committed(mut self, read_committed: bool) -> LocalLog {
+        self.view.read_committed = read_committed;
+        self
+    }
+
     /// The consumer as a member of the group `group` names, if any: it joins at once.
     pub fn joined(mut self, group: Option<&GroupSettings>) -> Result<LocalLog> {
         if let Some(settings) = group {
@@ -128,9 +134,9 @@ impl LocalLog {
                 false => Loaded::Nothing,
             });
         }
-        match part.read_into(a.position, FETCH_BYTES, out) {
-            Ok(()) => Ok(Loaded::Batches {
-                aborted: VecDeque::new(),
+        match part.read_into(a.position, FETCH_BYTES, view.read_committed, out) {
+            Ok(aborted) => Ok(Loaded::Batches {
+                aborted: aborted.into(),
                 crc_checked: true,
             }),
             // Retention moved the start since the snapshot: the next round resets.

@@ -77,7 +77,7 @@ impl LogView {
         };
         let opened = Opened {
             start: snap.log_start_offset,
-            end: snap.log_end_offset,
+            end: readable_end(&snap, self.read_committed),
             at_time,
         };
         let partition = LocalPartition {
@@ -134,7 +134,7 @@ impl LogView {
                 }))
             }
         };
-        open.snapshot(position, hint)
+        open.snapshot(position, hint, self.read_committed)
     }
 }
 
@@ -143,7 +143,12 @@ impl OpenPartition {
     /// `position` is within it with records left, or while `position` is its end and the
     /// partition provably did not grow (the board shows that end, or else two `stat`s find
     /// its files unchanged); else a fresh snapshot's.
-    fn snapshot(&mut self, position: i64, board_end: Option<i64>) -> local::Result<Bounds> {
+    fn snapshot(
+        &mut self,
+        position: i64,
+        board_end: Option<i64>,
+        read_committed: bool,
+    ) -> local::Result<Bounds> {
         self.reused = self.snapshot.as_ref().is_some_and(|(s, taken)| {
             ((s.log_start_offset..s.log_end_offset).contains(&position)
                 && taken.elapsed() < SNAPSHOT_REUSE)
@@ -157,7 +162,7 @@ impl OpenPartition {
         let (s, _) = self.snapshot.as_ref().expect("set above");
         Ok(Bounds {
             log_start_offset: s.log_start_offset,
-            log_end_offset: s.log_end_offset,
+            log_end_offset: readable_end(s, read_committed),
             damage: s.damage(),
         })
     }
@@ -165,23 +170,33 @@ impl OpenPartition {
 
 impl LocalPartition {
     /// Reads whole batches from `position` into `out` within the last snapshot, as
-    /// [`PartitionLog::read_into`] (every batch's CRC checked). A read that fails on a reused
-    /// snapshot (retention or a deleted topic may have moved the files since) drops it and
-    /// is reported as out of range, so the next round decides on a fresh one.
+    /// [`PartitionLog::read_into`] (every batch's CRC checked); `read_committed`, no further
+    /// than its last stable offset, returning the aborted transactions (producer id, first
+    /// offset) the batches may hold. A read that fails on a reused snapshot (retention or a
+    /// deleted topic may have moved the files since) drops it and is reported as out of
+    /// range, so the next round decides on a fresh one.
     pub fn read_into(
         &mut self,
         position: i64,
         max_bytes: usize,
+        read_committed: bool,
         out: &mut Vec<u8>,
-    ) -> local::Result<()> {
+    ) -> local::Result<Vec<(i64, i64)>> {
         out.clear();
         let Some(open) = &mut self.open else {
-            return Ok(());
+            return Ok(Vec::new());
         };
         let Some((snapshot, _)) = &open.snapshot else {
-            return Ok(());
+            return Ok(Vec::new());
         };
-        let result = open.log.read_into(snapshot, position, max_bytes, out);
+        let end = readable_end(snapshot, read_committed);
+        let result = open
+            .log
+            .read_into_upto(snapshot, position, max_bytes, end, out)
+            .and_then(|()| match read_committed {
+                true => open.log.aborted_transactions(snapshot, position, end),
+                false => Ok(Vec::new()),
+            });
         if let Err(e) = result {
             let (log_start, log_end) = (snapshot.log_start_offset, snapshot.log_end_offset);
             open.snapshot = None;
@@ -195,6 +210,14 @@ impl LocalPartition {
             }
             return Err(e);
         }
-        Ok(())
+        result
+    }
+}
+
+/// Where a reader of `snapshot` stops: the last stable offset for `read_committed`.
+fn readable_end(snapshot: &Snapshot, read_committed: bool) -> i64 {
+    match read_committed {
+        true => snapshot.last_stable_offset,
+        false => snapshot.log_end_offset,
     }
 }

@@ -19,6 +19,9 @@ pub(super) struct LogView {
     /// Never shrinks, so that a partition can name its topic by index.
     topics: Vec<LocalTopic>,
     pub by_name: HashMap<String, usize>,
+    /// Reads stop at each partition's last stable offset and come with its aborted
+    /// transactions (`isolation.level=read_committed`).
+    pub read_committed: bool,
 }
 
 #[derive(Debug)]
@@ -36,6 +39,7 @@ impl LogView {
             dir,
             topics: Vec::new(),
             by_name: HashMap::new(),
+            read_committed: false,
         }
     }
 
