@@ -9,6 +9,7 @@
 //! - [`producer`], [`write_behind`]: the producer's writer: batches gathered per partition and
 //!   written (one write and fdatasync per partition) on a thread while the next are built.
 //! - [`records`]: DeleteRecords, answering as a one-broker cluster.
+//! - [`txn`]: the transaction coordinator's state of each transactional id.
 //! - [`segment`]: segment file names and batch-by-batch validation of `.log` files.
 //! - [`index`]: Kafka's sparse `.index` and `.timeindex` files.
 //! - [`error`], [`lock`]: the error type and `flock` locks with a deadline.
@@ -28,6 +29,7 @@ pub mod partition;
 pub mod producer;
 pub mod records;
 pub mod segment;
+pub mod txn;
 pub mod warnings;
 pub mod write_behind;
 

@@ -13,8 +13,10 @@ use super::appender::AppendQueue;
 use super::config::ServerConfig;
 use super::groups::Coordinator;
 use super::log::Logger;
+use super::txn::Transactions;
 use crate::kafka::uuid::uuid_to_string;
 use crate::local::group::GroupStore;
+use crate::local::txn::TxnStore;
 use crate::local::{LocalError, LogDir, PartitionLog, TopicMeta};
 
 /// One partition as the server holds it between requests.
@@ -52,6 +54,8 @@ pub struct Broker {
     /// client that does not read its responses holds its part until it does or goes, and
     /// the server's memory stays bounded whatever the clients do (see `handlers::fetch`).
     pub fetch_budget: Arc<Semaphore>,
+    /// The transaction coordinator.
+    pub txns: Transactions,
 }
 
 /// The most fetch data held for unwritten responses at once.
@@ -84,6 +88,7 @@ impl Broker {
             first_producer_id,
             groups: Coordinator::new(GroupStore::new(&root)),
             fetch_budget: Arc::new(Semaphore::new(FETCH_BUDGET_BYTES / 1024)),
+            txns: Transactions::new(TxnStore::new(&root)),
         }
     }
 

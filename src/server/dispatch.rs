@@ -62,7 +62,15 @@ pub fn served() -> Vec<(ApiKey, i16, i16)> {
         range::<ApiVersionsRequest>(ApiKey::ApiVersions, i16::MAX),
         range::<CreateTopicsRequest>(ApiKey::CreateTopics, i16::MAX),
         range::<DeleteTopicsRequest>(ApiKey::DeleteTopics, i16::MAX),
-        range::<InitProducerIdRequest>(ApiKey::InitProducerId, i16::MAX),
+        // v6 is KIP-939's two-phase commit, not served.
+        range::<InitProducerIdRequest>(ApiKey::InitProducerId, 5),
+        // v4 and later are sent by brokers to a coordinator; answered all the same.
+        range::<AddPartitionsToTxnRequest>(ApiKey::AddPartitionsToTxn, i16::MAX),
+        range::<AddOffsetsToTxnRequest>(ApiKey::AddOffsetsToTxn, i16::MAX),
+        // v5 and later are transaction version 2's (partitions added implicitly), not served.
+        range::<TxnOffsetCommitRequest>(ApiKey::TxnOffsetCommit, 4),
+        // v5 and later are transaction version 2's (an epoch bump per transaction).
+        range::<EndTxnRequest>(ApiKey::EndTxn, 4),
         range::<DescribeConfigsRequest>(ApiKey::DescribeConfigs, i16::MAX),
         range::<CreatePartitionsRequest>(ApiKey::CreatePartitions, i16::MAX),
         range::<IncrementalAlterConfigsRequest>(ApiKey::IncrementalAlterConfigs, i16::MAX),
@@ -169,7 +177,11 @@ pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes, peer_ip: &str) -> Ou
         Metadata => MetadataRequest, handlers::metadata::handle;
         Produce => ProduceRequest, handlers::produce::handle;
         ListOffsets => ListOffsetsRequest, handlers::offsets::handle;
-        InitProducerId => InitProducerIdRequest, handlers::init_producer_id;
+        InitProducerId => InitProducerIdRequest, handlers::txn::init_producer_id;
+        AddPartitionsToTxn => AddPartitionsToTxnRequest, handlers::txn::add_partitions;
+        AddOffsetsToTxn => AddOffsetsToTxnRequest, handlers::txn::add_offsets;
+        TxnOffsetCommit => TxnOffsetCommitRequest, handlers::txn::txn_offset_commit;
+        EndTxn => EndTxnRequest, handlers::txn::end_txn;
         CreateTopics => CreateTopicsRequest, handlers::topics::create;
         DeleteTopics => DeleteTopicsRequest, handlers::topics::delete;
         CreatePartitions => CreatePartitionsRequest, handlers::topics::create_partitions;

@@ -25,6 +25,7 @@ mod groups;
 pub(crate) mod handlers;
 pub mod log;
 mod sequences;
+mod txn;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -158,6 +159,12 @@ async fn accept_until(
         .map_err(|e| StartError(format!("cannot read the listening address: {e}")))?;
     let advertised = advertised_address(&config, bound);
     let broker = Arc::new(Broker::new(dir, config, advertised.clone(), logger));
+    // Transactions decided before a crash are finished before any client is served.
+    if let Err((_, e)) = broker.txns.recover(&broker).await {
+        broker.log.warn(&format!(
+            "Cannot finish the transactions decided before the last stop: {e}"
+        ));
+    }
     // Printed even with --quiet: scripts wait for it.
     broker.log.ready(&format!(
         "Kafka Server started: listening on PLAINTEXT://{bound}, advertised as {}, serving {} (node id {}, cluster id {})",
@@ -167,6 +174,7 @@ async fn accept_until(
         broker.cluster_id
     ));
     let maintenance = tokio::spawn(groups::maintain(Arc::clone(&broker)));
+    let timeouts = tokio::spawn(txn::maintain(Arc::clone(&broker)));
     let cleaner = cleaner::Cleaner::start(Arc::clone(&broker));
     let (stop, stopping) = watch::channel(false);
     let mut connections = JoinSet::new();
@@ -190,6 +198,7 @@ async fn accept_until(
     };
     drop(listener);
     maintenance.abort();
+    timeouts.abort();
     if let Some(cleaner) = cleaner {
         let _ = tokio::task::spawn_blocking(move || cleaner.stop()).await;
     }

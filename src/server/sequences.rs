@@ -62,7 +62,8 @@ pub type Staged = HashMap<i64, (i16, i32)>;
 impl Sequences {
     /// Checks a batch against what was written and what is staged; an accepted batch is staged.
     pub fn check(&self, staged: &mut Staged, h: &BatchHeader) -> Verdict {
-        if h.producer_id < 0 {
+        // Markers come from the coordinator and carry no sequence.
+        if h.producer_id < 0 || h.is_control() {
             return Verdict::Append;
         }
         let last_seq = h.last_sequence();
@@ -111,7 +112,7 @@ impl Sequences {
 
     /// Records a batch written at `base_offset`.
     pub fn written(&mut self, h: &BatchHeader, base_offset: i64) {
-        if h.producer_id < 0 {
+        if h.producer_id < 0 || h.is_control() {
             return;
         }
         let p = self.producers.entry(h.producer_id).or_default();

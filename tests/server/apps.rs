@@ -24,7 +24,7 @@ const APP_PATIENCE: Duration = Duration::from_secs(120);
 
 /// The directory `setup.sh` built the applications in, or `None` when this machine cannot build
 /// them (no java, javac or mvn) and the tests are skipped.
-fn apps() -> Option<&'static PathBuf> {
+pub(crate) fn apps() -> Option<&'static PathBuf> {
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let built = DIR.get_or_init(|| {
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/server/apps/setup.sh");
@@ -65,7 +65,7 @@ fn apps() -> Option<&'static PathBuf> {
 
 /// Polls `check` every 200 ms until it gives `Ok`; after [`APP_PATIENCE`] panics with the last
 /// `Err` it gave (what it saw, with the applications' and the server's logs).
-fn wait_for<T>(mut check: impl FnMut() -> Result<T, String>) -> T {
+pub(crate) fn wait_for<T>(mut check: impl FnMut() -> Result<T, String>) -> T {
     let deadline = Instant::now() + APP_PATIENCE;
     loop {
         match check() {
@@ -88,16 +88,22 @@ fn tail(text: &str, n: usize) -> String {
 /// that no application outlives its test, however the test ends. It also gets SIGKILL when the
 /// thread that started it ends without dropping it, or the whole test process is killed
 /// (PR_SET_PDEATHSIG).
-struct Jvm {
+pub(crate) struct Jvm {
     name: String,
-    child: Child,
+    pub(crate) child: Child,
     out: PathBuf,
     err: PathBuf,
 }
 
 impl Jvm {
     /// Starts `main_class args` on the applications' classpath, its output in `dir/name.*`.
-    fn start(apps: &Path, dir: &Path, name: &str, main_class: &str, args: &[&str]) -> Jvm {
+    pub(crate) fn start(
+        apps: &Path,
+        dir: &Path,
+        name: &str,
+        main_class: &str,
+        args: &[&str],
+    ) -> Jvm {
         let out = dir.join(format!("{name}.out"));
         let err = dir.join(format!("{name}.err"));
         let classpath = format!(
@@ -151,7 +157,7 @@ impl Jvm {
         }
     }
 
-    fn stdout(&self) -> String {
+    pub(crate) fn stdout(&self) -> String {
         std::fs::read_to_string(&self.out).unwrap_or_default()
     }
 
@@ -160,7 +166,7 @@ impl Jvm {
     }
 
     /// What a failure message shows of it: its stdout (if any) and the tail of its log.
-    fn report(&self) -> String {
+    pub(crate) fn report(&self) -> String {
         let out = self.stdout();
         let out = if out.is_empty() {
             String::new()
@@ -175,14 +181,14 @@ impl Jvm {
     }
 
     /// Panics with `what` and the app's output unless it is still running.
-    fn assert_running(&mut self, what: &str) {
+    pub(crate) fn assert_running(&mut self, what: &str) {
         if let Ok(Some(status)) = self.child.try_wait() {
             panic!("{} exited ({status}) {what}\n{}", self.name, self.report());
         }
     }
 
     /// SIGTERM, as a user stops it, and waits for the JVM to exit (its shutdown hooks run).
-    fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         crate::common::signal(&self.child, "-TERM");
         let deadline = Instant::now() + APP_PATIENCE;
         loop {
@@ -208,7 +214,7 @@ impl Drop for Jvm {
 }
 
 /// The server's log lines so far, the last ones.
-fn server_tail(server: &Server) -> String {
+pub(crate) fn server_tail(server: &Server) -> String {
     format!(
         "--- server log (last 40 lines):\n{}",
         tail(&server.stderr(), 40)
@@ -216,7 +222,7 @@ fn server_tail(server: &Server) -> String {
 }
 
 /// Creates `topic` with `partitions` through the server.
-fn create_topic(k: &Kafkit, server: &Server, topic: &str, partitions: u32) {
+pub(crate) fn create_topic(k: &Kafkit, server: &Server, topic: &str, partitions: u32) {
     k.ok(
         "kafka-topics",
         &[
@@ -268,7 +274,7 @@ fn cleaned_away(server: &Server, topic: &str) -> u64 {
 // Kafka Streams
 
 /// The words of a line as WordCount.java splits them (lower case, split on non-word characters).
-fn words(line: &str) -> impl Iterator<Item = String> + '_ {
+pub(crate) fn words(line: &str) -> impl Iterator<Item = String> + '_ {
     line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
         .map(|w| w.to_ascii_lowercase())

@@ -442,33 +442,3 @@ fn a_group_with_log_dir_members_is_refused_by_the_server() {
         "{members}"
     );
 }
-
-#[test]
-fn find_coordinator_refuses_transactions_with_a_clear_error() {
-    let k = Kafkit::new();
-    let server = Server::start(k.log_dir(), &[]);
-    k.produce("tx", &[], b"a\n");
-    let out = std::process::Command::new("timeout")
-        .args([
-            "60",
-            "kcat",
-            "-P",
-            "-b",
-            &server.bootstrap,
-            "-t",
-            "tx",
-            "-X",
-            "transactional.id=t1",
-        ])
-        .output()
-        .unwrap();
-    // Refused, not hung until the outer timeout (which would exit 124).
-    assert_ne!(out.status.code(), Some(124), "{}", text(&out.stderr));
-    assert!(!out.status.success());
-    assert!(
-        server.stderr().contains("transactions are not served"),
-        "{}\n{}",
-        server.stderr(),
-        text(&out.stderr)
-    );
-}

@@ -9,12 +9,12 @@ use std::sync::OnceLock;
 use crate::common::server::Server;
 use crate::common::{Kafkit, text};
 
-fn scripts() -> PathBuf {
+pub(crate) fn scripts() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/server/clients")
 }
 
 /// The directory the clients are installed in (installed once per test run).
-fn clients() -> &'static PathBuf {
+pub(crate) fn clients() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let out = Command::new("bash")
@@ -23,7 +23,7 @@ fn clients() -> &'static PathBuf {
             .expect("bash runs");
         assert!(
             out.status.success(),
-            "installing kafka-python, kafkajs and franz-go failed (python3, npm and go are needed): {}",
+            "installing kafka-python, confluent-kafka, kafkajs and franz-go failed (python3, npm and go are needed): {}",
             text(&out.stderr)
         );
         PathBuf::from(text(&out.stdout).trim())

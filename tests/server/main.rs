@@ -18,6 +18,8 @@
 //! - `perf`: the perf-test tools, ours and Kafka's.
 //! - `apps`: applications built on compacted topics: a Kafka Streams word count restored from
 //!   its changelog, a Kafka Connect worker resuming a file source from its stored offsets.
+//! - `transactions`: Java's and librdkafka's transactional producers, read_committed readers,
+//!   fencing, kill -9 mid-transaction, Kafka Streams exactly-once.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -34,6 +36,7 @@ mod lifecycle;
 mod perf;
 mod raw_requests;
 mod same_answers;
+mod transactions;
 
 // The servers of these tests mostly run in this process: with the allocator the
 // kafka-server-start binary has, so that hostile requests meet the same server.

@@ -158,6 +158,21 @@ impl GroupStore {
         Ok(())
     }
 
+    /// Commits the offsets of a committed transaction (checked when they were sent), whoever
+    /// the group's members are now, under the group lock. Creates the group if needed.
+    pub fn commit_transactional(
+        &self,
+        group: &str,
+        offsets: &BTreeMap<TopicPartition, CommittedOffset>,
+    ) -> Result<()> {
+        let dir = self.group_dir(group)?;
+        dir.create()?;
+        let _lock = dir.lock(LockMode::Exclusive)?;
+        let mut committed = dir.read_offsets()?;
+        committed.extend(offsets.iter().map(|(k, v)| (k.clone(), *v)));
+        dir.write_offsets(&committed)
+    }
+
     /// Deletes a group's committed offsets, so that it no longer exists.
     /// [`LocalError::GroupNotEmpty`] if it has live members, [`LocalError::GroupNotFound`] if it
     /// does not exist. The directory and its permanent lock file stay (lock files are never

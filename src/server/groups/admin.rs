@@ -26,7 +26,7 @@ use crate::server::broker::Broker;
 use crate::server::handlers::{blocking, error_code, str_bytes};
 use crate::wire::consumer_protocol;
 
-const TRANSACTIONS: &str = "transactions are not served by kafka-server-start";
+const OTHER_KEYS: &str = "only groups and transactional ids have a coordinator here";
 
 pub async fn find_coordinator(
     broker: &Arc<Broker>,
@@ -35,17 +35,18 @@ pub async fn find_coordinator(
 ) -> Option<FindCoordinatorResponse> {
     let (host, port) = broker.advertised.clone();
     let node = BrokerId(broker.config.node_id);
-    // key type 0: a group; 1: a transactional id.
-    let refused = request.key_type != 0;
+    // key type 0: a group; 1: a transactional id (this server coordinates both).
+    let refused = !matches!(request.key_type, 0 | 1);
     let code = if refused {
-        ResponseError::UnsupportedVersion.code()
+        ResponseError::InvalidRequest.code()
     } else {
         0
     };
-    let message = refused.then(|| str_bytes(TRANSACTIONS));
+    let message = refused.then(|| str_bytes(OTHER_KEYS));
     if refused {
         broker.log.warn(&format!(
-            "Refused FindCoordinator for a transactional id: {TRANSACTIONS}"
+            "Refused FindCoordinator for key type {}: {OTHER_KEYS}",
+            request.key_type
         ));
     }
     let response = FindCoordinatorResponse::default();

@@ -254,6 +254,13 @@ pub async fn fetch(
     request: OffsetFetchRequest,
 ) -> Option<OffsetFetchResponse> {
     let store = broker.groups.store.clone();
+    // Offsets of an open transaction are not answered while it is open: the consumer waits
+    // (Kafka's UNSTABLE_OFFSET_COMMIT, for clients that ask for stable offsets).
+    let b = Arc::clone(broker);
+    let require_stable = request.require_stable;
+    let unstable = move |group: &str, topic: &str, p: i32| {
+        require_stable && b.txns.has_pending_offset(group, topic, p)
+    };
     if version >= 8 {
         let groups = blocking(move || {
             request
@@ -265,7 +272,7 @@ pub async fn fetch(
                             .map(|t| (t.name.0.to_string(), t.partition_indexes))
                             .collect()
                     });
-                    group_offsets(&store, g.group_id, wanted)
+                    group_offsets(&store, g.group_id, wanted, &unstable)
                 })
                 .collect()
         })
@@ -278,7 +285,8 @@ pub async fn fetch(
             .collect()
     });
     let group = request.group_id.0.to_string();
-    let (topics, code) = blocking(move || match store.committed(&group) {
+    let g = group.clone();
+    let (topics, code) = blocking(move || match store.committed(&g) {
         Ok(committed) => (lookup(&committed, wanted), 0),
         Err(e) => (Vec::new(), error_code(&e)),
     })
@@ -289,11 +297,17 @@ pub async fn fetch(
             let partitions = partitions
                 .into_iter()
                 .map(|(p, offset, epoch)| {
-                    OffsetFetchResponsePartition::default()
+                    let response = OffsetFetchResponsePartition::default()
                         .with_partition_index(p)
                         .with_committed_offset(offset)
                         .with_committed_leader_epoch(if version >= 5 { epoch } else { -1 })
-                        .with_metadata(Some(str_bytes("")))
+                        .with_metadata(Some(str_bytes("")));
+                    match unstable(&group, &topic, p) {
+                        true => response
+                            .with_committed_offset(-1)
+                            .with_error_code(ResponseError::UnstableOffsetCommit.code()),
+                        false => response,
+                    }
                 })
                 .collect();
             OffsetFetchResponseTopic::default()
@@ -315,6 +329,7 @@ fn group_offsets(
     store: &crate::local::group::GroupStore,
     id: GroupId,
     wanted: Wanted,
+    unstable: &dyn Fn(&str, &str, i32) -> bool,
 ) -> OffsetFetchResponseGroup {
     let response = OffsetFetchResponseGroup::default().with_group_id(id.clone());
     let committed = match store.committed(&id.0) {
@@ -327,11 +342,17 @@ fn group_offsets(
             let partitions = partitions
                 .into_iter()
                 .map(|(p, offset, epoch)| {
-                    OffsetFetchResponsePartitions::default()
+                    let response = OffsetFetchResponsePartitions::default()
                         .with_partition_index(p)
                         .with_committed_offset(offset)
                         .with_committed_leader_epoch(epoch)
-                        .with_metadata(Some(str_bytes("")))
+                        .with_metadata(Some(str_bytes("")));
+                    match unstable(&id.0, &topic, p) {
+                        true => response
+                            .with_committed_offset(-1)
+                            .with_error_code(ResponseError::UnstableOffsetCommit.code()),
+                        false => response,
+                    }
                 })
                 .collect();
             OffsetFetchResponseTopics::default()

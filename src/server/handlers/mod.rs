@@ -8,7 +8,8 @@
 //! - [`offsets`] answers ListOffsets; [`records`] answers DeleteRecords;
 //! - [`topics`] answers CreateTopics, DeleteTopics and CreatePartitions;
 //! - [`configs`] answers DescribeConfigs and IncrementalAlterConfigs;
-//! - this module answers ApiVersions and InitProducerId.
+//! - [`txn`] answers InitProducerId and the transaction APIs of producers;
+//! - this module answers ApiVersions.
 
 pub mod configs;
 pub mod fetch;
@@ -17,14 +18,12 @@ pub mod offsets;
 pub mod produce;
 pub mod records;
 pub mod topics;
+pub mod txn;
 
 use std::sync::Arc;
 
 use kafka_protocol::ResponseError;
-use kafka_protocol::messages::{
-    ApiVersionsRequest, ApiVersionsResponse, InitProducerIdRequest, InitProducerIdResponse,
-    ProducerId,
-};
+use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse};
 use kafka_protocol::protocol::StrBytes;
 
 use super::broker::{Broker, ServedPartition};
@@ -129,31 +128,4 @@ pub async fn api_versions(
     _: ApiVersionsRequest,
 ) -> Option<ApiVersionsResponse> {
     Some(api_versions_response())
-}
-
-/// InitProducerId for idempotent producers: a new producer id, or the same id with the next
-/// epoch when the producer asks to bump its epoch (KIP-360). Transactional ids are refused:
-/// transactions are not served.
-pub async fn init_producer_id(
-    broker: &Arc<Broker>,
-    _: i16,
-    request: InitProducerIdRequest,
-) -> Option<InitProducerIdResponse> {
-    let response = InitProducerIdResponse::default();
-    if request.transactional_id.is_some() {
-        broker
-            .log
-            .warn("Refused InitProducerId with a transactional id: transactions are not served");
-        return Some(response.with_error_code(ResponseError::UnsupportedVersion.code()));
-    }
-    let (id, epoch) = if request.producer_id.0 >= 0 && request.producer_epoch < i16::MAX - 1 {
-        (request.producer_id.0, request.producer_epoch + 1)
-    } else {
-        (broker.new_producer_id(), 0)
-    };
-    Some(
-        response
-            .with_producer_id(ProducerId(id))
-            .with_producer_epoch(epoch),
-    )
 }

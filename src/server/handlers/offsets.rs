@@ -77,7 +77,7 @@ fn answer(
 
 /// The offset (with its record's timestamp, for a time) that a ListOffsets timestamp names;
 /// `Invalid` for a negative value that names nothing. `read_committed` (as Kafka): the end
-/// is the last stable offset, and nothing at or past it is found.
+/// is the last stable offset, and no record at or past it is found by time.
 fn lookup(
     log: &PartitionLog,
     timestamp: i64,
@@ -101,7 +101,9 @@ fn lookup(
             )));
         }
     };
-    Ok(found.filter(|&(offset, _)| timestamp == -1 || offset < end))
+    // The start and the end are answered as they are; a record found by time only below the
+    // end (an empty log's start is its end).
+    Ok(found.filter(|&(offset, _)| matches!(timestamp, -1 | -2 | -4) || offset < end))
 }
 
 /// The offset with its record's timestamp.

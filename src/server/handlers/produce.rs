@@ -1,5 +1,6 @@
 //! Produce: each partition's batches are checked (whole, CRC-valid RecordBatch v2, at least one
-//! record, within the topic's size limit, not transactional, and every record readable, as
+//! record, within the topic's size limit, no control batch (a transaction's batches only with
+//! its transactional id, checked with the coordinator), and every record readable, as
 //! Kafka's LogValidator reads them), then queued for the partition's group-commit append. The
 //! answer (for acks 1 and -1) comes once the data is fdatasync'ed; acks=0 gets none, as in
 //! Kafka. A refused batch writes nothing: one malformed batch stored would make the partition
@@ -22,17 +23,9 @@ type Checked = Result<(Arc<ServedPartition>, Vec<u8>, Vec<BatchHeader>), Refusal
 
 pub async fn handle(
     broker: &Arc<Broker>,
-    _: i16,
+    version: i16,
     request: ProduceRequest,
 ) -> Option<ProduceResponse> {
-    if request.transactional_id.is_some() {
-        // No transactional producer id is ever handed out, so this cannot be valid.
-        return Some(refuse_all(
-            &request,
-            ResponseError::TransactionalIdAuthorizationFailed,
-            "transactions are not served by kafka-server-start",
-        ));
-    }
     if ![-1, 0, 1].contains(&request.acks) {
         // Kafka answers every partition so, even for acks it will not answer otherwise.
         return Some(refuse_all(
@@ -42,9 +35,11 @@ pub async fn handle(
         ));
     }
     let acks = request.acks;
+    let transactional_id = request.transactional_id.map(|id| id.0.to_string());
+    let transactional = transactional_id.is_some();
     let b = Arc::clone(broker);
     let topics = request.topic_data;
-    let checked = blocking(move || {
+    let mut checked = blocking(move || {
         topics
             .into_iter()
             .map(|t| {
@@ -52,13 +47,29 @@ pub async fn handle(
                 let parts = t
                     .partition_data
                     .into_iter()
-                    .map(|p| (p.index, check(&b, &name, p.index, p.records)))
+                    .map(|p| (p.index, check(&b, &name, p.index, p.records, transactional)))
                     .collect::<Vec<_>>();
                 (name, parts)
             })
             .collect::<Vec<_>>()
     })
     .await;
+    // A transaction's partitions are checked with its coordinator (the producer is current
+    // and its transaction open), and join the transaction if they are not in it yet.
+    if let Some(id) = &transactional_id {
+        for (name, parts) in &mut checked {
+            for (index, part) in parts.iter_mut() {
+                let Ok((_, _, headers)) = part else { continue };
+                let Some(h) = headers.iter().find(|h| h.is_transactional()) else {
+                    continue;
+                };
+                let who = (id.as_str(), h.producer_id, h.producer_epoch);
+                if let Err(refused) = broker.txns.verify_produce(who, name, *index, version).await {
+                    *part = Err(refused);
+                }
+            }
+        }
+    }
     // Every partition's append is queued before any is awaited, so they share fsync rounds.
     let mut pending = Vec::new();
     for (name, parts) in checked {
@@ -114,8 +125,15 @@ fn partition_response(index: i32, appended: Appended) -> PartitionProduceRespons
     }
 }
 
-/// Looks up the partition and checks its batches.
-fn check(broker: &Broker, topic: &str, index: i32, records: Option<Bytes>) -> Checked {
+/// Looks up the partition and checks its batches; `transactional`: the request names a
+/// transactional id.
+fn check(
+    broker: &Broker,
+    topic: &str,
+    index: i32,
+    records: Option<Bytes>,
+    transactional: bool,
+) -> Checked {
     let (meta, partition) = served_partition(broker, topic, index)?;
     let records = records.unwrap_or_default();
     let compacted = meta.is_compacted().then(|| format!("{topic}-{index}"));
@@ -124,6 +142,25 @@ fn check(broker: &Broker, topic: &str, index: i32, records: Option<Bytes>) -> Ch
         broker.max_batch_bytes(&meta),
         compacted.as_deref(),
     )?;
+    if let Some(h) = headers
+        .iter()
+        .find(|h| h.is_transactional() != transactional)
+    {
+        return Err(match transactional {
+            false => (
+                ResponseError::TransactionalIdAuthorizationFailed,
+                "a transactional batch came without a transactional id".to_string(),
+            ),
+            true => (
+                ResponseError::InvalidRecord,
+                format!(
+                    "a batch of producer {} is not transactional but the request names a \
+                     transactional id",
+                    h.producer_id
+                ),
+            ),
+        });
+    }
     Ok((partition, records.to_vec(), headers))
 }
 
@@ -169,11 +206,17 @@ pub fn check_batches(
                 ),
             ));
         }
-        if h.is_transactional() || h.is_control() {
+        if h.is_control() {
+            // Markers are the coordinator's to write.
             return Err((
                 ResponseError::InvalidRecord,
-                "transactional and control batches are not accepted: transactions are not served"
-                    .to_string(),
+                format!("batch at byte {pos}: clients are not allowed to write control records"),
+            ));
+        }
+        if h.is_transactional() && h.producer_id < 0 {
+            return Err((
+                ResponseError::InvalidRecord,
+                format!("batch at byte {pos} is transactional but has no producer id"),
             ));
         }
         if h.has_delete_horizon() {

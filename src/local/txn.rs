@@ -1,0 +1,292 @@
+//! The transaction coordinator's durable state in a log dir: for each `transactional.id`, its
+//! producer id and epoch, its state (Kafka's Empty, Ongoing, PrepareCommit, PrepareAbort,
+//! CompleteCommit, CompleteAbort), the partitions and group offsets of its open transaction,
+//! its timeout and start time.
+//!
+//! One JSON file per id, `<log dir>/transactions/<encoded id>.json`, replaced atomically (tmp,
+//! fsync, rename) at every change of state, before the change is acted on or answered: so
+//! after a crash a transaction in PrepareCommit or PrepareAbort is finished the way it was
+//! decided, and one still Ongoing is aborted at its timeout. Kafka keeps the same record in
+//! its `__transaction_state` topic.
+//!
+//! The rules of the transitions live in the server's coordinator (`server::txn`); this module
+//! only stores and lists.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{ErrorKind, Read};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::error::{IoContext, LocalError, Result};
+use super::group::{decode_name, encode_name};
+use super::logdir::write_atomically;
+
+/// The directory under the log dir that holds every transactional id.
+pub const TRANSACTIONS_DIR: &str = "transactions";
+const SUFFIX: &str = ".json";
+/// A state file larger than this is not one kafkit wrote (a transaction of a million
+/// partitions takes about 30 MB).
+const MAX_FILE: u64 = 64 << 20;
+
+/// A transaction's state, as Kafka names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TxnState {
+    Empty,
+    Ongoing,
+    PrepareCommit,
+    PrepareAbort,
+    CompleteCommit,
+    CompleteAbort,
+}
+
+impl TxnState {
+    /// Kafka's name, as ListTransactions and `kafka-transactions` print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TxnState::Empty => "Empty",
+            TxnState::Ongoing => "Ongoing",
+            TxnState::PrepareCommit => "PrepareCommit",
+            TxnState::PrepareAbort => "PrepareAbort",
+            TxnState::CompleteCommit => "CompleteCommit",
+            TxnState::CompleteAbort => "CompleteAbort",
+        }
+    }
+
+    /// A decision was made and its markers may not all be written yet.
+    pub fn is_prepared(self) -> bool {
+        matches!(self, TxnState::PrepareCommit | TxnState::PrepareAbort)
+    }
+}
+
+/// Offsets a transaction commits for a group, held until it ends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxnOffset {
+    pub group: String,
+    pub topic: String,
+    pub partition: i32,
+    pub offset: i64,
+    pub leader_epoch: i32,
+}
+
+/// One transactional id's state.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxnMetadata {
+    pub transactional_id: String,
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    /// The epoch before the last bump (-1 none): a retried InitProducerId carrying it gets
+    /// the same answer.
+    pub last_producer_epoch: i16,
+    pub timeout_ms: i32,
+    pub state: TxnState,
+    /// The partitions of the open (or deciding) transaction, sorted.
+    pub partitions: Vec<(String, i32)>,
+    /// The groups added to the transaction (AddOffsetsToTxn), sorted.
+    pub groups: Vec<String>,
+    /// The offsets sent (TxnOffsetCommit), committed to their groups with the transaction.
+    pub offsets: Vec<TxnOffset>,
+    /// When the open transaction began (-1 none).
+    pub start_ms: i64,
+    pub last_update_ms: i64,
+}
+
+impl TxnMetadata {
+    /// A new id: no epoch yet (the first InitProducerId makes it 0).
+    pub fn new(transactional_id: &str, producer_id: i64, timeout_ms: i32, now: i64) -> Self {
+        TxnMetadata {
+            transactional_id: transactional_id.to_string(),
+            producer_id,
+            producer_epoch: -1,
+            last_producer_epoch: -1,
+            timeout_ms,
+            state: TxnState::Empty,
+            partitions: Vec::new(),
+            groups: Vec::new(),
+            offsets: Vec::new(),
+            start_ms: -1,
+            last_update_ms: now,
+        }
+    }
+
+    /// Adds a partition; whether it was new.
+    pub fn add_partition(&mut self, topic: &str, partition: i32) -> bool {
+        let key = (topic.to_string(), partition);
+        match self.partitions.binary_search(&key) {
+            Ok(_) => false,
+            Err(at) => {
+                self.partitions.insert(at, key);
+                true
+            }
+        }
+    }
+
+    /// Whether the transaction holds a partition.
+    pub fn has_partition(&self, topic: &str, partition: i32) -> bool {
+        self.partitions
+            .iter()
+            .any(|(t, p)| t == topic && *p == partition)
+    }
+
+    /// Adds a group; whether it was new.
+    pub fn add_group(&mut self, group: &str) -> bool {
+        match self.groups.binary_search_by(|g| g.as_str().cmp(group)) {
+            Ok(_) => false,
+            Err(at) => {
+                self.groups.insert(at, group.to_string());
+                true
+            }
+        }
+    }
+
+    /// Sets a pending offset (a later one for the same group and partition replaces it).
+    pub fn put_offset(&mut self, offset: TxnOffset) {
+        match self.offsets.iter_mut().find(|o| {
+            o.group == offset.group && o.topic == offset.topic && o.partition == offset.partition
+        }) {
+            Some(o) => *o = offset,
+            None => self.offsets.push(offset),
+        }
+    }
+
+    /// The pending offsets per group.
+    pub fn offsets_by_group(&self) -> BTreeMap<&str, Vec<&TxnOffset>> {
+        let mut out: BTreeMap<&str, Vec<&TxnOffset>> = BTreeMap::new();
+        for o in &self.offsets {
+            out.entry(o.group.as_str()).or_default().push(o);
+        }
+        out
+    }
+}
+
+/// The transactional ids of one log directory (`<log dir>/transactions`).
+#[derive(Clone, Debug)]
+pub struct TxnStore {
+    root: PathBuf,
+}
+
+impl TxnStore {
+    /// The store of the log directory at `log_dir_root`; nothing is created until an id is.
+    pub fn new(log_dir_root: &Path) -> TxnStore {
+        TxnStore {
+            root: log_dir_root.join(TRANSACTIONS_DIR),
+        }
+    }
+
+    fn path(&self, transactional_id: &str) -> Result<PathBuf> {
+        let name = encode_name(transactional_id);
+        if name.len() > 200 {
+            return Err(LocalError::Invalid(format!(
+                "transactional id '{transactional_id}' is too long to keep in the log directory"
+            )));
+        }
+        Ok(self.root.join(format!("{name}{SUFFIX}")))
+    }
+
+    /// An id's state; `None` if it was never initialized.
+    pub fn load(&self, transactional_id: &str) -> Result<Option<TxnMetadata>> {
+        let path = self.path(transactional_id)?;
+        read_state(&path)
+    }
+
+    /// Replaces an id's state durably.
+    pub fn save(&self, meta: &TxnMetadata) -> Result<()> {
+        let path = self.path(&meta.transactional_id)?;
+        fs::create_dir_all(&self.root)
+            .context(|| format!("cannot create {}", self.root.display()))?;
+        let json = serde_json::to_vec(meta)
+            .map_err(|e| LocalError::Invalid(format!("cannot encode transaction state: {e}")))?;
+        write_atomically(&path, &json)
+    }
+
+    /// Every id's state, sorted by id.
+    pub fn list(&self) -> Result<Vec<TxnMetadata>> {
+        let entries = match fs::read_dir(&self.root) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(LocalError::io(
+                    format!("cannot list {}", self.root.display()),
+                    e,
+                ));
+            }
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry.context(|| format!("cannot list {}", self.root.display()))?;
+            let name = entry.file_name();
+            let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(SUFFIX)) else {
+                continue;
+            };
+            if decode_name(stem).is_none() {
+                continue;
+            }
+            if let Some(meta) = read_state(&entry.path())? {
+                out.push(meta);
+            }
+        }
+        out.sort_by(|a, b| a.transactional_id.cmp(&b.transactional_id));
+        Ok(out)
+    }
+}
+
+fn read_state(path: &Path) -> Result<Option<TxnMetadata>> {
+    let file = match fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(LocalError::io(format!("cannot open {}", path.display()), e)),
+    };
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE + 1)
+        .read_to_end(&mut bytes)
+        .context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(LocalError::Invalid(format!(
+            "{} is larger than {MAX_FILE} bytes; it is not a file kafkit wrote",
+            path.display()
+        )));
+    }
+    serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+        LocalError::Invalid(format!(
+            "{} does not hold a transaction's state ({e}); move it away to forget that \
+             transactional id",
+            path.display()
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_round_trip_and_list_in_id_order() {
+        let root = tempfile::tempdir().unwrap();
+        let store = TxnStore::new(root.path());
+        assert_eq!(store.list().unwrap(), vec![]);
+        assert_eq!(store.load("a/b").unwrap(), None);
+        let mut meta = TxnMetadata::new("a/b", 7, 60_000, 1);
+        assert!(meta.add_partition("t", 1));
+        assert!(!meta.add_partition("t", 1));
+        meta.add_partition("s", 0);
+        meta.put_offset(TxnOffset {
+            group: "g".into(),
+            topic: "t".into(),
+            partition: 0,
+            offset: 5,
+            leader_epoch: -1,
+        });
+        store.save(&meta).unwrap();
+        store.save(&TxnMetadata::new("0", 8, 10, 2)).unwrap();
+        assert_eq!(store.load("a/b").unwrap(), Some(meta.clone()));
+        let ids: Vec<String> = store
+            .list()
+            .unwrap()
+            .into_iter()
+            .map(|m| m.transactional_id)
+            .collect();
+        assert_eq!(ids, vec!["0", "a/b"]);
+        assert_eq!(meta.partitions, vec![("s".into(), 0), ("t".into(), 1)]);
+    }
+}

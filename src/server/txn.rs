@@ -1,0 +1,608 @@
+//! The transaction coordinator: Kafka's state machine for each `transactional.id`, kept durably
+//! in the log dir's transaction store (`local::txn`), with the markers it writes to every
+//! partition of a transaction when the transaction ends.
+//!
+//! The protocol served is Kafka's "transaction version 1": partitions and groups join a
+//! transaction by AddPartitionsToTxn and AddOffsetsToTxn (or implicitly, by a produce or an
+//! offset commit of a producer whose transaction is open), and the epoch stays the same from
+//! one transaction to the next. Java clients use it when the server does not advertise
+//! `transaction.version` 2, and librdkafka always does.
+//!
+//! Requests for one id are handled one at a time (a per-id lock). EndTxn answers once the
+//! transaction is complete: its decision saved (PrepareCommit/PrepareAbort), its markers
+//! written and fdatasync'ed to every partition, its offsets committed to their groups, and
+//! CompleteCommit/CompleteAbort saved. A crash in between is finished at the next start, the
+//! way it was decided; a transaction left open is aborted at its timeout, and by the next
+//! InitProducerId of its id (which fences the old producer with a new epoch).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kafka_protocol::ResponseError;
+
+use super::appender;
+use super::broker::Broker;
+use super::handlers::{blocking, served_partition};
+use crate::local::LocalError;
+use crate::local::group::{CommittedOffset, TopicPartition};
+use crate::local::partition::txn::{ABORT, COMMIT};
+use crate::local::txn::{TxnMetadata, TxnOffset, TxnState, TxnStore};
+use crate::record::{BatchHeader, encode_marker};
+
+/// Kafka's `transaction.max.timeout.ms` default: the longest `transaction.timeout.ms` a
+/// producer may ask for.
+pub const MAX_TIMEOUT_MS: i32 = 900_000;
+/// An epoch this high is exhausted: the id gets a new producer id at epoch 0 (as Kafka).
+const LAST_EPOCH: i16 = i16::MAX - 1;
+/// How often open transactions are checked against their timeout (Kafka's
+/// `transaction.abort.timed.out.transaction.cleanup.interval.ms` is 10 s; a shorter scan
+/// costs nothing here and ends a dead producer's transaction closer to its timeout).
+const TIMEOUT_SCAN: Duration = Duration::from_secs(1);
+
+/// An error code with the message to log or send.
+pub type Refused = (ResponseError, String);
+
+/// One id's state: loaded from the store at first use.
+#[derive(Debug, Default)]
+struct Slot {
+    loaded: bool,
+    meta: Option<TxnMetadata>,
+}
+
+/// The coordinator of every transactional id of the server's log dir.
+#[derive(Debug)]
+pub struct Transactions {
+    store: TxnStore,
+    slots: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Slot>>>>,
+    /// The partitions with offsets sent in an open transaction, per group, for OffsetFetch's
+    /// `require_stable` (UNSTABLE_OFFSET_COMMIT until the transaction ends).
+    pending_offsets: Mutex<HashMap<String, Vec<TxnOffset>>>,
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+fn storage(e: LocalError) -> Refused {
+    (ResponseError::KafkaStorageError, e.to_string())
+}
+
+/// Checks that a request's producer id and epoch are the id's current ones.
+fn check_producer(meta: &TxnMetadata, producer_id: i64, epoch: i16) -> Result<(), Refused> {
+    if meta.producer_id != producer_id {
+        return Err((
+            ResponseError::InvalidProducerIdMapping,
+            format!(
+                "transactional id '{}' has producer id {}, not {producer_id}",
+                meta.transactional_id, meta.producer_id
+            ),
+        ));
+    }
+    if meta.producer_epoch != epoch {
+        return Err((
+            ResponseError::ProducerFenced,
+            format!(
+                "producer {producer_id} of transactional id '{}' is at epoch {}, not {epoch}: \
+                 a newer producer with the same transactional id fenced it",
+                meta.transactional_id, meta.producer_epoch
+            ),
+        ));
+    }
+    Ok(())
+}
+
+impl Transactions {
+    pub fn new(store: TxnStore) -> Transactions {
+        Transactions {
+            store,
+            slots: Mutex::new(HashMap::new()),
+            pending_offsets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn slot(&self, id: &str) -> Arc<tokio::sync::Mutex<Slot>> {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(slots.entry(id.to_string()).or_default())
+    }
+
+    /// The id's state, loaded from the store at first use.
+    async fn load<'a>(
+        &self,
+        slot: &'a mut Slot,
+        id: &str,
+    ) -> Result<&'a mut Option<TxnMetadata>, Refused> {
+        if !slot.loaded {
+            let store = self.store.clone();
+            let id = id.to_string();
+            slot.meta = blocking(move || store.load(&id)).await.map_err(storage)?;
+            slot.loaded = true;
+        }
+        Ok(&mut slot.meta)
+    }
+
+    async fn save(&self, meta: &mut TxnMetadata) -> Result<(), Refused> {
+        meta.last_update_ms = now_ms();
+        let (store, copy) = (self.store.clone(), meta.clone());
+        blocking(move || store.save(&copy)).await.map_err(storage)
+    }
+
+    /// InitProducerId with a transactional id: the id's producer id with its next epoch. An
+    /// open transaction of the id is aborted first (its producer is fenced).
+    pub async fn init_producer_id(
+        &self,
+        broker: &Arc<Broker>,
+        id: &str,
+        timeout_ms: i32,
+        asked: (i64, i16),
+    ) -> Result<(i64, i16), Refused> {
+        if id.is_empty() {
+            return Err((
+                ResponseError::InvalidRequest,
+                "the transactional id is empty".into(),
+            ));
+        }
+        if timeout_ms <= 0 || timeout_ms > MAX_TIMEOUT_MS {
+            return Err((
+                ResponseError::InvalidTransactionTimeout,
+                format!(
+                    "transaction.timeout.ms {timeout_ms} is not within 1 and {MAX_TIMEOUT_MS} \
+                     (the server's transaction.max.timeout.ms)"
+                ),
+            ));
+        }
+        if (asked.0 < 0) != (asked.1 < 0) {
+            return Err((
+                ResponseError::InvalidRequest,
+                "producer id and epoch must both be given or both be -1".into(),
+            ));
+        }
+        let slot = self.slot(id);
+        let mut slot = slot.lock().await;
+        let meta = self.load(&mut slot, id).await?;
+        let meta = match meta {
+            Some(meta) => meta,
+            None => meta.insert(TxnMetadata::new(
+                id,
+                broker.new_producer_id(),
+                timeout_ms,
+                now_ms(),
+            )),
+        };
+        if asked.0 >= 0
+            && (asked.0 != meta.producer_id
+                || (asked.1 != meta.producer_epoch && asked.1 != meta.last_producer_epoch))
+        {
+            return Err((
+                ResponseError::ProducerFenced,
+                format!(
+                    "producer {} at epoch {} is not the current producer of transactional id \
+                     '{id}'",
+                    asked.0, asked.1
+                ),
+            ));
+        }
+        if meta.state == TxnState::Ongoing {
+            // A new producer of the id: the old one's transaction is aborted at a new epoch,
+            // which fences it.
+            self.bump_epoch(broker, meta);
+            meta.state = TxnState::PrepareAbort;
+            self.save(meta).await?;
+        }
+        if meta.state.is_prepared() {
+            self.complete(broker, meta).await?;
+        }
+        self.bump_epoch(broker, meta);
+        meta.state = TxnState::Empty;
+        meta.timeout_ms = timeout_ms;
+        meta.start_ms = -1;
+        self.save(meta).await?;
+        Ok((meta.producer_id, meta.producer_epoch))
+    }
+
+    /// The next epoch, or a new producer id at epoch 0 once the epoch is exhausted.
+    fn bump_epoch(&self, broker: &Broker, meta: &mut TxnMetadata) {
+        meta.last_producer_epoch = meta.producer_epoch;
+        if meta.producer_epoch >= LAST_EPOCH {
+            meta.producer_id = broker.new_producer_id();
+            meta.producer_epoch = 0;
+            meta.last_producer_epoch = -1;
+        } else {
+            meta.producer_epoch += 1;
+        }
+    }
+
+    /// AddPartitionsToTxn: the partitions join the id's transaction, which opens if needed.
+    /// One answer for all, or per partition: an unknown partition fails alone, the others are
+    /// not attempted. `verify_only`: nothing is added; an absent partition is
+    /// TRANSACTION_ABORTABLE.
+    pub async fn add_partitions(
+        &self,
+        broker: &Arc<Broker>,
+        (id, producer_id, epoch): (&str, i64, i16),
+        partitions: &[(String, i32)],
+        verify_only: bool,
+    ) -> Result<Vec<Result<(), ResponseError>>, Refused> {
+        // Unknown partitions first, as Kafka checks them before the transaction.
+        let b = Arc::clone(broker);
+        let wanted = partitions.to_vec();
+        let known: Vec<bool> = blocking(move || {
+            wanted
+                .iter()
+                .map(|(t, p)| served_partition(&b, t, *p).is_ok())
+                .collect()
+        })
+        .await;
+        if known.iter().any(|k| !k) {
+            return Ok(known
+                .iter()
+                .map(|&k| match k {
+                    true => Err(ResponseError::OperationNotAttempted),
+                    false => Err(ResponseError::UnknownTopicOrPartition),
+                })
+                .collect());
+        }
+        let slot = self.slot(id);
+        let mut slot = slot.lock().await;
+        let meta = self
+            .open_transaction(&mut slot, id, producer_id, epoch)
+            .await?;
+        if verify_only {
+            return Ok(partitions
+                .iter()
+                .map(|(t, p)| match meta.has_partition(t, *p) {
+                    true => Ok(()),
+                    false => Err(ResponseError::TransactionAbortable),
+                })
+                .collect());
+        }
+        let mut changed = begin(meta);
+        for (t, p) in partitions {
+            changed |= meta.add_partition(t, *p);
+        }
+        if changed {
+            self.save(meta).await?;
+        }
+        Ok(vec![Ok(()); partitions.len()])
+    }
+
+    /// The id's metadata, checked for a request of its current producer that may add to its
+    /// transaction: the producer is current and no decision is being carried out.
+    async fn open_transaction<'a>(
+        &self,
+        slot: &'a mut Slot,
+        id: &str,
+        producer_id: i64,
+        epoch: i16,
+    ) -> Result<&'a mut TxnMetadata, Refused> {
+        let meta = self.load(slot, id).await?;
+        let Some(meta) = meta.as_mut() else {
+            return Err((
+                ResponseError::InvalidProducerIdMapping,
+                format!("transactional id '{id}' was never initialized (InitProducerId)"),
+            ));
+        };
+        check_producer(meta, producer_id, epoch)?;
+        if meta.state.is_prepared() {
+            return Err((
+                ResponseError::ConcurrentTransactions,
+                format!("the last transaction of '{id}' is still being completed"),
+            ));
+        }
+        Ok(meta)
+    }
+
+    /// AddOffsetsToTxn: the group joins the id's transaction.
+    pub async fn add_offsets(
+        &self,
+        (id, producer_id, epoch): (&str, i64, i16),
+        group: &str,
+    ) -> Result<(), Refused> {
+        let slot = self.slot(id);
+        let mut slot = slot.lock().await;
+        let meta = self
+            .open_transaction(&mut slot, id, producer_id, epoch)
+            .await?;
+        let changed = begin(meta) | meta.add_group(group);
+        if changed {
+            self.save(meta).await?;
+        }
+        Ok(())
+    }
+
+    /// TxnOffsetCommit: offsets held in the id's transaction, committed to `group` with it.
+    pub async fn commit_offsets(
+        &self,
+        (id, producer_id, epoch): (&str, i64, i16),
+        group: &str,
+        offsets: Vec<TxnOffset>,
+    ) -> Result<(), Refused> {
+        let slot = self.slot(id);
+        let mut slot = slot.lock().await;
+        let meta = self
+            .open_transaction(&mut slot, id, producer_id, epoch)
+            .await?;
+        if meta.state != TxnState::Ongoing {
+            return Err((
+                ResponseError::InvalidTxnState,
+                format!("transactional id '{id}' has no open transaction to add offsets to"),
+            ));
+        }
+        meta.add_group(group);
+        for o in offsets {
+            meta.put_offset(o);
+        }
+        self.save(meta).await?;
+        self.note_pending(meta);
+        Ok(())
+    }
+
+    fn note_pending(&self, meta: &TxnMetadata) {
+        let mut pending = self
+            .pending_offsets
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if meta.offsets.is_empty() {
+            pending.remove(&meta.transactional_id);
+        } else {
+            pending.insert(meta.transactional_id.clone(), meta.offsets.clone());
+        }
+    }
+
+    /// Whether an open transaction holds offsets of `group` for the partition (OffsetFetch
+    /// with `require_stable` then answers UNSTABLE_OFFSET_COMMIT).
+    pub fn has_pending_offset(&self, group: &str, topic: &str, partition: i32) -> bool {
+        let pending = self
+            .pending_offsets
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        pending
+            .values()
+            .flatten()
+            .any(|o| o.group == group && o.topic == topic && o.partition == partition)
+    }
+
+    /// Checks a transactional produce to a partition: its producer is the id's current one
+    /// with an open transaction, which the partition joins if it is not in it yet.
+    pub async fn verify_produce(
+        &self,
+        (id, producer_id, epoch): (&str, i64, i16),
+        topic: &str,
+        partition: i32,
+        produce_version: i16,
+    ) -> Result<(), Refused> {
+        let slot = self.slot(id);
+        let mut slot = slot.lock().await;
+        let meta = self
+            .open_transaction(&mut slot, id, producer_id, epoch)
+            .await
+            .map_err(|(code, message)| match code {
+                // Produce reports a fenced producer by the older code.
+                ResponseError::ProducerFenced => (ResponseError::InvalidProducerEpoch, message),
+                _ => (code, message),
+            })?;
+        if meta.state != TxnState::Ongoing {
+            let code = match produce_version >= 11 {
+                true => ResponseError::TransactionAbortable,
+                false => ResponseError::InvalidTxnState,
+            };
+            return Err((
+                code,
+                format!(
+                    "Partition was not added to the transaction: '{id}' has no open transaction"
+                ),
+            ));
+        }
+        if meta.add_partition(topic, partition) {
+            self.save(meta).await?;
+        }
+        Ok(())
+    }
+
+    /// EndTxn: commits or aborts the id's open transaction and answers once it is complete.
+    pub async fn end_transaction(
+        &self,
+        broker: &Arc<Broker>,
+        (id, producer_id, epoch): (&str, i64, i16),
+        commit: bool,
+    ) -> Result<(i64, i16), Refused> {
+        let slot = self.slot(id);
+        let mut slot = slot.lock().await;
+        let meta = self.load(&mut slot, id).await?;
+        let Some(meta) = meta.as_mut() else {
+            return Err((
+                ResponseError::InvalidProducerIdMapping,
+                format!("transactional id '{id}' was never initialized (InitProducerId)"),
+            ));
+        };
+        check_producer(meta, producer_id, epoch)?;
+        let decided = match commit {
+            true => TxnState::PrepareCommit,
+            false => TxnState::PrepareAbort,
+        };
+        match meta.state {
+            TxnState::Ongoing => {
+                meta.state = decided;
+                self.save(meta).await?;
+                self.complete(broker, meta).await?;
+            }
+            state if state == decided => self.complete(broker, meta).await?,
+            TxnState::CompleteCommit if commit => {}
+            TxnState::CompleteAbort if !commit => {}
+            state => {
+                return Err((
+                    ResponseError::InvalidTxnState,
+                    format!(
+                        "cannot {} the transaction of '{id}': it is {}",
+                        if commit { "commit" } else { "abort" },
+                        state.name()
+                    ),
+                ));
+            }
+        }
+        Ok((meta.producer_id, meta.producer_epoch))
+    }
+
+    /// Carries out a saved decision: the markers, then the offsets (on commit), then the
+    /// complete state, saved.
+    async fn complete(&self, broker: &Arc<Broker>, meta: &mut TxnMetadata) -> Result<(), Refused> {
+        let commit = meta.state == TxnState::PrepareCommit;
+        write_markers(broker, meta, commit).await?;
+        if commit && !meta.offsets.is_empty() {
+            let store = broker.groups.store.clone();
+            let by_group: Vec<(String, BTreeMap<TopicPartition, CommittedOffset>)> = meta
+                .offsets_by_group()
+                .into_iter()
+                .map(|(group, offsets)| {
+                    let offsets = offsets
+                        .into_iter()
+                        .map(|o| {
+                            let committed = CommittedOffset {
+                                offset: o.offset,
+                                leader_epoch: (o.leader_epoch >= 0).then_some(o.leader_epoch),
+                            };
+                            ((o.topic.clone(), o.partition), committed)
+                        })
+                        .collect();
+                    (group.to_string(), offsets)
+                })
+                .collect();
+            blocking(move || {
+                by_group
+                    .iter()
+                    .try_for_each(|(group, offsets)| store.commit_transactional(group, offsets))
+            })
+            .await
+            .map_err(storage)?;
+        }
+        meta.state = match commit {
+            true => TxnState::CompleteCommit,
+            false => TxnState::CompleteAbort,
+        };
+        meta.partitions.clear();
+        meta.groups.clear();
+        meta.offsets.clear();
+        self.save(meta).await?;
+        self.note_pending(meta);
+        Ok(())
+    }
+
+    /// Aborts the open transactions past their timeout, fencing their producers (a new
+    /// epoch), as Kafka's coordinator does.
+    pub async fn abort_timed_out(&self, broker: &Arc<Broker>) {
+        let now = now_ms();
+        let slots: Vec<(String, Arc<tokio::sync::Mutex<Slot>>)> = {
+            let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            slots
+                .iter()
+                .map(|(id, s)| (id.clone(), Arc::clone(s)))
+                .collect()
+        };
+        for (id, slot) in slots {
+            let Ok(mut slot) = slot.try_lock() else {
+                continue; // busy: a request of its producer is being handled
+            };
+            let Some(meta) = slot.meta.as_mut() else {
+                continue;
+            };
+            let expired = meta.state == TxnState::Ongoing
+                && meta.start_ms >= 0
+                && meta.start_ms.saturating_add(i64::from(meta.timeout_ms)) < now;
+            if !expired {
+                continue;
+            }
+            broker.log.info(&format!(
+                "Aborting the transaction of '{id}' (producer {} epoch {}): it stayed open past its transaction.timeout.ms of {} ms",
+                meta.producer_id, meta.producer_epoch, meta.timeout_ms
+            ));
+            self.bump_epoch(broker, meta);
+            meta.state = TxnState::PrepareAbort;
+            let result = match self.save(meta).await {
+                Ok(()) => self.complete(broker, meta).await,
+                Err(e) => Err(e),
+            };
+            if let Err((_, e)) = result {
+                broker
+                    .log
+                    .warn(&format!("Cannot abort the transaction of '{id}': {e}"));
+            }
+        }
+    }
+
+    /// At start: loads every id, finishes the decisions a crash interrupted and keeps the
+    /// open transactions for their timeout.
+    pub async fn recover(&self, broker: &Arc<Broker>) -> Result<(), Refused> {
+        let store = self.store.clone();
+        let all = blocking(move || store.list()).await.map_err(storage)?;
+        for meta in all {
+            let id = meta.transactional_id.clone();
+            let slot = self.slot(&id);
+            let mut slot = slot.lock().await;
+            slot.loaded = true;
+            let meta = slot.meta.insert(meta);
+            self.note_pending(meta);
+            if meta.state.is_prepared() {
+                self.complete(broker, meta).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Moves a transaction out of Empty or a complete state into Ongoing; whether it did.
+fn begin(meta: &mut TxnMetadata) -> bool {
+    if meta.state == TxnState::Ongoing {
+        return false;
+    }
+    meta.state = TxnState::Ongoing;
+    meta.start_ms = now_ms();
+    meta.partitions.clear();
+    meta.groups.clear();
+    meta.offsets.clear();
+    true
+}
+
+/// Writes the transaction's marker to each of its partitions (at once, through their append
+/// queues) and waits until all are durable. A partition whose topic was deleted since needs
+/// none.
+async fn write_markers(
+    broker: &Arc<Broker>,
+    meta: &TxnMetadata,
+    commit: bool,
+) -> Result<(), Refused> {
+    let kind = if commit { COMMIT } else { ABORT };
+    let marker = encode_marker(meta.producer_id, meta.producer_epoch, kind, 0, now_ms());
+    let header = BatchHeader::parse(&marker).expect("a marker we built parses");
+    let mut waits = Vec::new();
+    for (topic, partition) in &meta.partitions {
+        let (b, t, p) = (Arc::clone(broker), topic.clone(), *partition);
+        let served = blocking(move || served_partition(&b, &t, p)).await;
+        let partition = match served {
+            Ok((_, partition)) => partition,
+            Err((ResponseError::UnknownTopicOrPartition, _)) => continue,
+            Err(e) => return Err(e),
+        };
+        let (b, m, h) = (Arc::clone(broker), marker.clone(), header.clone());
+        waits.push(tokio::spawn(async move {
+            appender::append(&b, &partition, m, vec![h]).await
+        }));
+    }
+    for wait in waits {
+        match wait.await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => return Err(e),
+            Err(e) => return Err((ResponseError::UnknownServerError, e.to_string())),
+        }
+    }
+    Ok(())
+}
+
+/// Aborts timed-out transactions while the server runs.
+pub async fn maintain(broker: Arc<Broker>) {
+    loop {
+        tokio::time::sleep(TIMEOUT_SCAN).await;
+        broker.txns.abort_timed_out(&broker).await;
+    }
+}

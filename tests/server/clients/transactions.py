@@ -1,0 +1,46 @@
+"""librdkafka's transactional producer (confluent-kafka) against kafka-server-start.
+
+transactions.py BOOTSTRAP TRANSACTIONAL_ID TOPIC PREFIX COUNT
+    COUNT transactions (COUNT -1: until killed or an error), each sending PREFIX-tN-pK to
+    partitions K = 0, 1, 2 of TOPIC. Transactions N with N % 3 == 2 are aborted, the others
+    committed; each prints "committed N" or "aborted N" once the server answered. Exits 0 after
+    COUNT transactions, 1 on an error (printed on stderr).
+"""
+
+import sys
+
+from confluent_kafka import KafkaException, Producer
+
+
+def main():
+    bootstrap, transactional_id, topic, prefix, count = sys.argv[1:6]
+    count = int(count)
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "transactional.id": transactional_id,
+            "transaction.timeout.ms": 10000,
+        }
+    )
+    try:
+        producer.init_transactions(30)
+        n = 0
+        while count < 0 or n < count:
+            producer.begin_transaction()
+            for partition in range(3):
+                value = f"{prefix}-t{n}-p{partition}".encode()
+                producer.produce(topic, value=value, partition=partition)
+            producer.flush(30)
+            if n % 3 == 2:
+                producer.abort_transaction(30)
+                print(f"aborted {n}", flush=True)
+            else:
+                producer.commit_transaction(30)
+                print(f"committed {n}", flush=True)
+            n += 1
+    except KafkaException as e:
+        print(f"transactions.py: {e}", file=sys.stderr, flush=True)
+        sys.exit(1)
+
+
+main()
