@@ -71,6 +71,10 @@ pub fn served() -> Vec<(ApiKey, i16, i16)> {
         range::<TxnOffsetCommitRequest>(ApiKey::TxnOffsetCommit, 4),
         // v5 and later are transaction version 2's (an epoch bump per transaction).
         range::<EndTxnRequest>(ApiKey::EndTxn, 4),
+        range::<DescribeTransactionsRequest>(ApiKey::DescribeTransactions, i16::MAX),
+        range::<ListTransactionsRequest>(ApiKey::ListTransactions, i16::MAX),
+        range::<DescribeProducersRequest>(ApiKey::DescribeProducers, i16::MAX),
+        range::<WriteTxnMarkersRequest>(ApiKey::WriteTxnMarkers, i16::MAX),
         range::<DescribeConfigsRequest>(ApiKey::DescribeConfigs, i16::MAX),
         range::<CreatePartitionsRequest>(ApiKey::CreatePartitions, i16::MAX),
         range::<IncrementalAlterConfigsRequest>(ApiKey::IncrementalAlterConfigs, i16::MAX),
@@ -182,6 +186,10 @@ pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes, peer_ip: &str) -> Ou
         AddOffsetsToTxn => AddOffsetsToTxnRequest, handlers::txn::add_offsets;
         TxnOffsetCommit => TxnOffsetCommitRequest, handlers::txn::txn_offset_commit;
         EndTxn => EndTxnRequest, handlers::txn::end_txn;
+        DescribeTransactions => DescribeTransactionsRequest, handlers::txn_admin::describe_transactions;
+        ListTransactions => ListTransactionsRequest, handlers::txn_admin::list_transactions;
+        DescribeProducers => DescribeProducersRequest, handlers::txn_admin::describe_producers;
+        WriteTxnMarkers => WriteTxnMarkersRequest, handlers::txn_admin::write_txn_markers;
         CreateTopics => CreateTopicsRequest, handlers::topics::create;
         DeleteTopics => DeleteTopicsRequest, handlers::topics::delete;
         CreatePartitions => CreatePartitionsRequest, handlers::topics::create_partitions;

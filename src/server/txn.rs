@@ -531,6 +531,20 @@ impl Transactions {
         }
     }
 
+    /// An id's state (`None`: never initialized), as DescribeTransactions shows it.
+    pub async fn describe(&self, id: &str) -> Result<Option<TxnMetadata>, Refused> {
+        let slot = self.slot(id);
+        let mut slot = slot.lock().await;
+        Ok(self.load(&mut slot, id).await?.clone())
+    }
+
+    /// Every id's state, sorted by id, as ListTransactions lists them (each is saved before
+    /// it is answered, so the store is up to date).
+    pub async fn list(&self) -> Result<Vec<TxnMetadata>, Refused> {
+        let store = self.store.clone();
+        blocking(move || store.list()).await.map_err(storage)
+    }
+
     /// At start: loads every id, finishes the decisions a crash interrupted and keeps the
     /// open transactions for their timeout.
     pub async fn recover(&self, broker: &Arc<Broker>) -> Result<(), Refused> {

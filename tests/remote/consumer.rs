@@ -3,7 +3,7 @@
 //! consumer is the oracle for output.
 //!
 //! The broker is shared by the tests of this binary, so every test uses its own topics. What
-//! needs Kafka's transactions or log cleaner is in `consumer_kafka_only`.
+//! needs Kafka's own log cleaner is in `consumer_kafka_only`.
 //!
 //! The `served` test binary also runs this module against our own `kafka-server-start`, with
 //! the same oracles (see `tests/served/main.rs`).
@@ -276,4 +276,62 @@ fn missing_topic_waits_then_times_out() {
         "{stderr}"
     );
     assert_eq!(text(&out.stdout), "");
+}
+
+#[test]
+fn read_committed_skips_aborted_transactions() {
+    let Some(bootstrap) = broker::try_bootstrap() else {
+        return;
+    };
+    let input = broker::unique_topic("rc-txin");
+    let output = broker::unique_topic("rc-txout");
+    java_create_topic(&input, 1);
+    java_create_topic(&output, 1);
+    let lines = values(200);
+    java_produce(&input, &lines, &[]);
+    // Java's transactional copier, aborting some of its 10-record transactions at random and
+    // copying those records again: read_committed sees each input record exactly once.
+    let out = broker::java_tool(
+        "org.apache.kafka.tools.TransactionalMessageCopier",
+        &[
+            "--broker-list",
+            &bootstrap,
+            "--input-topic",
+            &input,
+            "--input-partition",
+            "0",
+            "--output-topic",
+            &output,
+            "--transactional-id",
+            &format!("{output}-tx"),
+            "--consumer-group",
+            &format!("{output}-cg"),
+            "--transaction-size",
+            "10",
+            "--enable-random-aborts",
+        ],
+    );
+    assert!(out.status.success(), "copier: {}", text(&out.stderr));
+    let committed = ours_ok(&[
+        "--topic",
+        &output,
+        "--from-beginning",
+        "--until-end",
+        "--isolation-level",
+        "read_committed",
+    ]);
+    assert_eq!(committed.lines().collect::<Vec<_>>(), lines);
+    let java = java_consume(&[
+        "--topic",
+        &output,
+        "--from-beginning",
+        "--max-messages",
+        "200",
+        "--isolation-level",
+        "read_committed",
+    ]);
+    assert_eq!(committed, java);
+    // read_uncommitted sees the aborted copies too (unless, rarely, none was aborted).
+    let all = ours_ok(&["--topic", &output, "--from-beginning", "--until-end"]);
+    assert!(all.lines().count() >= 200);
 }

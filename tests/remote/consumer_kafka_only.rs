@@ -1,71 +1,12 @@
 //! `kafka-console-consumer --bootstrap-server` on what only a real Kafka broker does, so these
-//! run in the `remote` binary only: transactions (`kafka-server-start` answers their requests
-//! with errors) and Kafka's own log cleaner (the embedded log's is compared with it in
-//! `compaction_vs_kafka`).
+//! run in the `remote` binary only: Kafka's own log cleaner (the embedded log's is compared with
+//! it in `compaction_vs_kafka`).
 
 use std::time::{Duration, Instant};
 
-use crate::common::broker::{self, java_create_topic, java_produce};
+use crate::common::broker::{self, java_produce};
 use crate::common::text;
-use crate::consumer::{java_consume, ours_ok, values};
-
-#[test]
-fn read_committed_skips_aborted_transactions() {
-    let Some(bootstrap) = broker::try_bootstrap() else {
-        return;
-    };
-    let input = broker::unique_topic("rc-txin");
-    let output = broker::unique_topic("rc-txout");
-    java_create_topic(&input, 1);
-    java_create_topic(&output, 1);
-    let lines = values(200);
-    java_produce(&input, &lines, &[]);
-    // Java's transactional copier, aborting some of its 10-record transactions at random and
-    // copying those records again: read_committed sees each input record exactly once.
-    let out = broker::java_tool(
-        "org.apache.kafka.tools.TransactionalMessageCopier",
-        &[
-            "--broker-list",
-            &bootstrap,
-            "--input-topic",
-            &input,
-            "--input-partition",
-            "0",
-            "--output-topic",
-            &output,
-            "--transactional-id",
-            &format!("{output}-tx"),
-            "--consumer-group",
-            &format!("{output}-cg"),
-            "--transaction-size",
-            "10",
-            "--enable-random-aborts",
-        ],
-    );
-    assert!(out.status.success(), "copier: {}", text(&out.stderr));
-    let committed = ours_ok(&[
-        "--topic",
-        &output,
-        "--from-beginning",
-        "--until-end",
-        "--isolation-level",
-        "read_committed",
-    ]);
-    assert_eq!(committed.lines().collect::<Vec<_>>(), lines);
-    let java = java_consume(&[
-        "--topic",
-        &output,
-        "--from-beginning",
-        "--max-messages",
-        "200",
-        "--isolation-level",
-        "read_committed",
-    ]);
-    assert_eq!(committed, java);
-    // read_uncommitted sees the aborted copies too (unless, rarely, none was aborted).
-    let all = ours_ok(&["--topic", &output, "--from-beginning", "--until-end"]);
-    assert!(all.lines().count() >= 200);
-}
+use crate::consumer::{java_consume, ours_ok};
 
 #[test]
 fn until_end_stops_on_a_compacted_topic() {

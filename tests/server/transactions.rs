@@ -139,10 +139,15 @@ fn a_new_producer_with_the_same_transactional_id_fences_the_old_one() {
 
 /// Starts transactions.py (librdkafka) for `count` transactions (-1: until stopped).
 fn rdkafka(bootstrap: &str, id: &str, topic: &str, prefix: &str, count: i32) -> Child {
+    rdkafka_with(bootstrap, id, topic, prefix, &[&count.to_string()])
+}
+
+fn rdkafka_with(bootstrap: &str, id: &str, topic: &str, prefix: &str, rest: &[&str]) -> Child {
     Command::new(clients().join("venv/bin/python"))
         .default_signals()
         .arg(scripts().join("transactions.py"))
-        .args([bootstrap, id, topic, prefix, &count.to_string()])
+        .args([bootstrap, id, topic, prefix])
+        .args(rest)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -368,4 +373,122 @@ fn kafka_streams_exactly_once_survives_a_server_kill() {
         );
     }
     app.stop();
+}
+
+/// Java's `kafka-transactions` (TransactionsCommand) against the server: it lists and
+/// describes a transaction left open by a producer that died, shows its producer on each
+/// partition with the offset its transaction starts at, and `abort --start-offset` ends it on
+/// one partition (which `read_committed` readers then pass) but not on the others.
+#[test]
+fn java_kafka_transactions_describes_and_aborts_an_open_transaction() {
+    let k = Kafkit::new();
+    let server = Server::start(k.log_dir(), &[]);
+    let b = server.bootstrap.as_str();
+    k.ok(
+        "kafka-topics",
+        &["--create", "--topic", "hang", "--partitions", "3"],
+        None,
+    );
+    let out = rdkafka_with(b, "hang-tx", "hang", "h", &["2", "hang"])
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(
+        text(&out.stdout),
+        "committed 0\ncommitted 1\nopen 2\n",
+        "{}",
+        text(&out.stderr)
+    );
+    let java = |args: &[&str]| -> String {
+        let mut all = vec!["--bootstrap-server", b];
+        all.extend_from_slice(args);
+        let out =
+            crate::common::broker::java_tool("org.apache.kafka.tools.TransactionsCommand", &all);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let cells = |line: &str| -> Vec<String> {
+        line.split('\t')
+            .map(|c| c.trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect()
+    };
+    let list = java(&["list"]);
+    let rows: Vec<Vec<String>> = list.lines().map(cells).collect();
+    assert_eq!(
+        rows[0],
+        [
+            "TransactionalId",
+            "Coordinator",
+            "ProducerId",
+            "TransactionState"
+        ]
+    );
+    assert_eq!(rows.len(), 2, "{list}");
+    assert_eq!(
+        (rows[1][0].as_str(), rows[1][3].as_str()),
+        ("hang-tx", "Ongoing")
+    );
+    let producer_id = rows[1][2].clone();
+    let describe = java(&["describe", "--transactional-id", "hang-tx"]);
+    let row = cells(describe.lines().nth(1).unwrap_or_default());
+    assert_eq!(
+        row[1..5],
+        ["hang-tx", producer_id.as_str(), "0", "Ongoing"],
+        "{describe}"
+    );
+    assert_eq!(row[5], "60000", "{describe}");
+    // Java prints them in its hash set's order.
+    let mut partitions: Vec<&str> = row.last().unwrap().split(',').collect();
+    partitions.sort();
+    assert_eq!(partitions, ["hang-0", "hang-1", "hang-2"], "{describe}");
+    // Partition 0 holds transactions 0 and 1 (a record and a marker each), then the open one.
+    let producers = java(&["describe-producers", "--topic", "hang", "--partition", "0"]);
+    let row = cells(producers.lines().nth(1).unwrap_or_default());
+    assert_eq!(row[0], producer_id, "{producers}");
+    assert_eq!(row.last().unwrap(), "4", "{producers}");
+    assert_eq!(committed(&k, None, "hang").len(), 6);
+    java(&[
+        "abort",
+        "--topic",
+        "hang",
+        "--partition",
+        "0",
+        "--start-offset",
+        "4",
+    ]);
+    // Partition 0's open transaction is aborted: its record stays unread and later records
+    // are readable; partitions 1 and 2 still wait for theirs.
+    let kcat = Command::new("kcat")
+        .args(["-P", "-b", b, "-t", "hang", "-p", "0"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(b"after\n")?;
+            c.wait()
+        })
+        .expect("kcat runs");
+    assert!(kcat.success());
+    let read = |p: &str| {
+        k.ok(
+            "kafka-console-consumer",
+            &[
+                "--topic",
+                "hang",
+                "--partition",
+                p,
+                "--offset",
+                "earliest",
+                "--until-end",
+                "--isolation-level",
+                "read_committed",
+            ],
+            None,
+        )
+    };
+    assert_eq!(read("0"), "h-t0-p0\nh-t1-p0\nafter\n");
+    assert_eq!(read("1"), "h-t0-p1\nh-t1-p1\n");
+    let producers = java(&["describe-producers", "--topic", "hang", "--partition", "0"]);
+    let row = cells(producers.lines().nth(1).unwrap_or_default());
+    assert_eq!(row.last().unwrap(), "None", "{producers}");
 }

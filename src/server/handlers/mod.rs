@@ -8,7 +8,8 @@
 //! - [`offsets`] answers ListOffsets; [`records`] answers DeleteRecords;
 //! - [`topics`] answers CreateTopics, DeleteTopics and CreatePartitions;
 //! - [`configs`] answers DescribeConfigs and IncrementalAlterConfigs;
-//! - [`txn`] answers InitProducerId and the transaction APIs of producers;
+//! - [`txn`] answers InitProducerId and the transaction APIs of producers; [`txn_admin`]
+//!   those of `kafka-transactions`;
 //! - this module answers ApiVersions.
 
 pub mod configs;
@@ -19,6 +20,7 @@ pub mod produce;
 pub mod records;
 pub mod topics;
 pub mod txn;
+pub mod txn_admin;
 
 use std::sync::Arc;
 
