@@ -46,6 +46,7 @@ pub mod properties;
 pub mod server_start;
 pub mod signals;
 pub mod topics;
+pub mod transactions;
 
 use std::process::ExitCode;
 
@@ -252,6 +253,7 @@ pub fn tool_commands() -> Vec<clap::Command> {
         delete_records::command(),
         producer_perf::command(),
         consumer_perf::command(),
+        transactions::command(),
     ]
     .into_iter()
     .map(with_common_args)
@@ -287,7 +289,15 @@ pub fn run_argparse_tool(
 ) -> ExitCode {
     // argparse4j takes a word starting with `-` as an option, unless it reads as a negative
     // number; an option with several values takes words up to the next option.
+    // A tool with commands (`kafka-transactions`) takes its own options before or after the
+    // command.
+    let commands = cmd.has_subcommands();
     let cmd = with_common_args(cmd).mut_args(|arg| {
+        let arg = if commands && arg.get_id() != "version" {
+            arg.global(true)
+        } else {
+            arg
+        };
         if arg.get_action().takes_values() {
             arg.allow_hyphen_values(false).allow_negative_numbers(true)
         } else {
@@ -427,6 +437,18 @@ fn clap_error(name: &str, e: clap::Error, dialect: Dialect) -> ExitCode {
                 "argument --{}: expected one argument",
                 option(ctx(ContextKind::InvalidArg))
             )
+        }
+        ErrorKind::MissingRequiredArgument if dialect == Dialect::Argparse4j => {
+            format!(
+                "argument {} is required",
+                ctx(ContextKind::InvalidArg)
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+            )
+        }
+        ErrorKind::InvalidSubcommand if dialect == Dialect::Argparse4j => {
+            format!("invalid choice: '{}'", ctx(ContextKind::InvalidSubcommand))
         }
         ErrorKind::UnknownArgument => {
             let arg = ctx(ContextKind::InvalidArg);

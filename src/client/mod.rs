@@ -15,6 +15,7 @@
 //! - [`producer`]: the producer: one accumulator, batches handed to either backend.
 //! - [`records`]: deleting records below an offset (DeleteRecords).
 //! - [`topics`]: topic admin: list, describe, configs, create, add partitions, delete.
+//! - [`transactions`]: transaction admin: list, describe, producers, abort, fence.
 //! - [`topic_name`], [`topic_config`]: Kafka's topic-name rules and topic configs;
 //!   [`topic_pattern`]: topic patterns in Java's regex syntax.
 //! - [`error`]: [`ClientError`], one error type with Kafka's error kinds.
@@ -29,6 +30,7 @@ pub mod producer;
 pub mod records;
 pub mod topic_pattern;
 pub mod topics;
+pub mod transactions;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Kafka's shared vocabulary, below the client and every backend: topic names and their rules,
 //! [`TopicPartition`], the topic config table, config resources and entries, topic and broker
 //! descriptions, group states, offsets and assignment changes, consumer and producer settings,
-//! what a topic repair did; the text of Kafka's UUIDs and of Java's floating-point numbers.
+//! what a topic repair did; transactions as `kafka-transactions` shows them; the text of Kafka's UUIDs and of Java's floating-point numbers.
 //!
 //! Plain types and pure functions: no I/O and no backend. `client`, `local`, `remote` and
 //! `server` all build on it, so that none of them imports another's types (the client
@@ -18,6 +18,7 @@ pub mod topic_config;
 pub mod topic_name;
 pub mod topic_partition;
 pub mod topics;
+pub mod transactions;
 pub mod uuid;
 
 pub use topic_partition::TopicPartition;

@@ -9,7 +9,8 @@
 //! - [`producer`], [`write_behind`]: the producer's writer: batches gathered per partition and
 //!   written (one write and fdatasync per partition) on a thread while the next are built.
 //! - [`records`]: DeleteRecords, answering as a one-broker cluster.
-//! - [`txn`]: the transaction coordinator's state of each transactional id.
+//! - [`txn`]: the transaction coordinator's state of each transactional id; [`txn_admin`]:
+//!   `kafka-transactions` on the embedded log.
 //! - [`segment`]: segment file names and batch-by-batch validation of `.log` files.
 //! - [`index`]: Kafka's sparse `.index` and `.timeindex` files.
 //! - [`error`], [`lock`]: the error type and `flock` locks with a deadline.
@@ -30,6 +31,7 @@ pub mod producer;
 pub mod records;
 pub mod segment;
 pub mod txn;
+pub mod txn_admin;
 pub mod warnings;
 pub mod write_behind;
 

@@ -30,6 +30,8 @@ use super::net::connection::{ClientConfig, Connection, connect_broker};
 
 /// FindCoordinator's key type for a consumer group.
 const GROUP_KEY: i8 = 0;
+/// FindCoordinator's key type for a transactional id.
+const TRANSACTION_KEY: i8 = 1;
 /// COORDINATOR_LOAD_IN_PROGRESS.
 const LOAD_IN_PROGRESS: i16 = 14;
 /// COORDINATOR_NOT_AVAILABLE.
@@ -238,12 +240,35 @@ pub fn is_coordinator_error(code: i16) -> bool {
 
 /// FindCoordinator for `group`, retried while the coordinator is loading or not elected.
 async fn locate(conn: &mut Connection, group: &str) -> Result<(i32, String, i32)> {
+    locate_key(conn, GROUP_KEY, group).await
+}
+
+/// The coordinator of transactional id `id`, connected to.
+pub async fn find_transaction_coordinator(conn: &mut Connection, id: &str) -> Result<Coordinator> {
+    let config = conn.config().clone();
+    let (node_id, host, port) = locate_key(conn, TRANSACTION_KEY, id).await?;
+    let coordinator = connect_broker(node_id, &host, port, &config).await?;
+    Ok(Coordinator {
+        node_id,
+        host,
+        port,
+        conn: coordinator,
+    })
+}
+
+/// The broker (id, host, port) that coordinates `group` (key type 0) or a transactional id
+/// (key type 1).
+async fn locate_key(
+    conn: &mut Connection,
+    key_type: i8,
+    group: &str,
+) -> Result<(i32, String, i32)> {
     let deadline = tokio::time::Instant::now() + conn.request_timeout();
     let mut backoff = Duration::from_millis(50);
     loop {
         let version = conn.version::<FindCoordinatorRequest>()?;
         let request = FindCoordinatorRequest::default()
-            .with_key_type(GROUP_KEY)
+            .with_key_type(key_type)
             .with_coordinator_keys(vec![StrBytes::from_string(group.to_string())]);
         let response = conn.send(&request, version).await?;
         let answer = response
@@ -253,7 +278,7 @@ async fn locate(conn: &mut Connection, group: &str) -> Result<(i32, String, i32)
             .ok_or_else(|| RemoteError::Protocol {
                 addr: conn.addr().to_string(),
                 api: "FindCoordinator",
-                reason: format!("no answer for group {group}"),
+                reason: format!("no answer for {group}"),
             })?;
         match answer.error_code {
             0 => return Ok((answer.node_id.0, answer.host.to_string(), answer.port)),

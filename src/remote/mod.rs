@@ -17,6 +17,7 @@
 //!    - [`brokers`]: every broker's ApiVersions, annotated with kafkit's use of each API.
 //!    - [`leaders`]: which broker leads each partition; [`records`]: DeleteRecords at the
 //!      leaders.
+//!    - [`transactions`]: the transaction admin calls of `kafka-transactions`.
 //!    - [`produce`]: the producer: leader routing, InitProducerId, Produce with retries.
 //!    - [`error`]: [`RemoteError`], one line per failure, naming the broker.
 //!
@@ -34,6 +35,7 @@ pub(crate) mod membership;
 pub(crate) mod net;
 mod produce;
 mod records;
+mod transactions;
 
 pub use admin::{Client, ClusterMetadata, PartitionInfo, TopicInfo, TopicOutcome};
 pub use error::RemoteError;
@@ -180,6 +182,50 @@ impl Cluster {
     ) -> Result<std::collections::HashMap<TopicPartition, Result<Option<i64>>>> {
         self.runtime
             .block_on(self.client.list_offsets(tps, timestamp))
+    }
+
+    /// See [`Client::list_transactions`].
+    pub fn list_transactions(
+        &mut self,
+        filter: &crate::kafka::transactions::TransactionFilter,
+    ) -> Result<Vec<crate::kafka::transactions::TransactionListing>> {
+        self.runtime.block_on(self.client.list_transactions(filter))
+    }
+
+    /// See [`Client::describe_transaction`].
+    pub fn describe_transaction(
+        &mut self,
+        id: &str,
+    ) -> Result<Option<crate::kafka::transactions::TransactionDescription>> {
+        self.runtime.block_on(self.client.describe_transaction(id))
+    }
+
+    /// See [`Client::describe_producers`].
+    pub fn describe_producers(
+        &mut self,
+        tp: &TopicPartition,
+        broker: Option<i32>,
+    ) -> Result<Vec<crate::kafka::transactions::ProducerDescription>> {
+        self.runtime
+            .block_on(self.client.describe_producers(tp, broker))
+    }
+
+    /// See [`Client::abort_transaction`].
+    pub fn abort_transaction(
+        &mut self,
+        spec: &crate::kafka::transactions::AbortSpec,
+    ) -> Result<()> {
+        self.runtime.block_on(self.client.abort_transaction(spec))
+    }
+
+    /// See [`Client::fence_producers`].
+    pub fn fence_producers(&mut self, id: &str) -> Result<()> {
+        self.runtime.block_on(self.client.fence_producers(id))
+    }
+
+    /// See [`Client::partitions_led_by`].
+    pub fn partitions_led_by(&mut self, id: i32) -> Result<Vec<TopicPartition>> {
+        self.runtime.block_on(self.client.partitions_led_by(id))
     }
 
     /// See [`Client::delete_records`].

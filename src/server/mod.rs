@@ -46,7 +46,7 @@ use crate::local::lock::{FileLock, LockMode};
 use broker::Broker;
 
 /// The file a running server holds locked in its log directory, so that a second one is refused.
-const SERVER_LOCK: &str = ".server.lock";
+use crate::local::logdir::SERVER_LOCK;
 /// How long in-flight requests get to finish after SIGINT or SIGTERM.
 const DRAIN: Duration = Duration::from_secs(30);
 

@@ -13,15 +13,17 @@ use kafka_protocol::messages::{
     DeleteTopicsRequest, DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse,
     DescribeConfigsRequest, DescribeConfigsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
     DescribeProducersRequest, DescribeProducersResponse, DescribeTopicPartitionsRequest,
-    DescribeTopicPartitionsResponse, FetchRequest, FetchResponse, FindCoordinatorRequest,
-    FindCoordinatorResponse, HeartbeatRequest, HeartbeatResponse, IncrementalAlterConfigsRequest,
-    IncrementalAlterConfigsResponse, InitProducerIdRequest, InitProducerIdResponse,
-    JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest,
-    ListGroupsResponse, ListOffsetsRequest, ListOffsetsResponse, MetadataRequest, MetadataResponse,
-    OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse,
-    OffsetFetchRequest, OffsetFetchResponse, ProduceRequest, ProduceResponse,
-    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
-    SyncGroupRequest, SyncGroupResponse,
+    DescribeTopicPartitionsResponse, DescribeTransactionsRequest, DescribeTransactionsResponse,
+    FetchRequest, FetchResponse, FindCoordinatorRequest, FindCoordinatorResponse, HeartbeatRequest,
+    HeartbeatResponse, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
+    InitProducerIdRequest, InitProducerIdResponse, JoinGroupRequest, JoinGroupResponse,
+    LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse,
+    ListOffsetsRequest, ListOffsetsResponse, ListTransactionsRequest, ListTransactionsResponse,
+    MetadataRequest, MetadataResponse, OffsetCommitRequest, OffsetCommitResponse,
+    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse,
+    ProduceRequest, ProduceResponse, SaslAuthenticateRequest, SaslAuthenticateResponse,
+    SaslHandshakeRequest, SaslHandshakeResponse, SyncGroupRequest, SyncGroupResponse,
+    WriteTxnMarkersRequest, WriteTxnMarkersResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message, VersionRange};
 
@@ -93,6 +95,9 @@ apis! {
     Produce: ProduceRequest => ProduceResponse;
     InitProducerId: InitProducerIdRequest => InitProducerIdResponse;
     DescribeProducers: DescribeProducersRequest => DescribeProducersResponse;
+    DescribeTransactions: DescribeTransactionsRequest => DescribeTransactionsResponse;
+    ListTransactions: ListTransactionsRequest => ListTransactionsResponse;
+    WriteTxnMarkers: WriteTxnMarkersRequest => WriteTxnMarkersResponse;
     Fetch: FetchRequest => FetchResponse;
     ListOffsets: ListOffsetsRequest => ListOffsetsResponse;
     FindCoordinator: FindCoordinatorRequest => FindCoordinatorResponse;

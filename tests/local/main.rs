@@ -25,3 +25,4 @@ mod perf_test;
 mod profiles;
 mod record_vectors;
 mod topics;
+mod transactions;

@@ -5,7 +5,7 @@
 //!
 //! The modules of the first group also run against our own `kafka-server-start`, in the
 //! `served` binary (`tests/served/main.rs` includes them); the second group is Kafka-only: what
-//! the server does not do (SASL and TLS, transactions, Kafka's own cleaner, group and broker configs),
+//! the server does not do (SASL and TLS, Kafka's own cleaner, group and broker configs),
 //! a broker of a test's own, Kafka's own files, or no broker at all.
 //!
 //! Last, `with_a_cluster` (`tests/cluster/`): the tools against a three-node cluster, whose
@@ -30,6 +30,7 @@ mod perf_test;
 mod producer;
 mod quickstart;
 mod topics;
+mod transactions;
 
 // Kafka-only.
 mod compaction_vs_kafka;

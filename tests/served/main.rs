@@ -42,6 +42,8 @@ mod producer;
 mod quickstart;
 #[path = "../remote/topics.rs"]
 mod topics;
+#[path = "../remote/transactions.rs"]
+mod transactions;
 
 // The server runs in this process: with the allocator the kafka-server-start binary has, so
 // that the clients meet the same server.

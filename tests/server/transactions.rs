@@ -492,3 +492,178 @@ fn java_kafka_transactions_describes_and_aborts_an_open_transaction() {
     let row = cells(producers.lines().nth(1).unwrap_or_default());
     assert_eq!(row.last().unwrap(), "None", "{producers}");
 }
+
+/// `kafka-transactions --log-dir` on a directory a server left with a transaction open (its
+/// producer died): `list`, `describe` and `describe-producers` show it as Kafka's tool does,
+/// `abort --start-offset` ends it on one partition, and `forceTerminateTransaction` ends it
+/// everywhere else, fencing the id (two epochs up, as Kafka's coordinator leaves it). While a
+/// server serves the directory, changes are refused and pointed at the server.
+#[test]
+fn kafka_transactions_on_the_directory_aborts_and_fences() {
+    let k = Kafkit::new();
+    let server = Server::start(k.log_dir(), &[]);
+    k.ok(
+        "kafka-topics",
+        &["--create", "--topic", "left", "--partitions", "3"],
+        None,
+    );
+    let out = rdkafka_with(&server.bootstrap, "left-tx", "left", "l", &["1", "hang"])
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(
+        text(&out.stdout),
+        "committed 0\nopen 1\n",
+        "{}",
+        text(&out.stderr)
+    );
+    let refused = k.run(
+        "kafka-transactions",
+        &["forceTerminateTransaction", "--transactionalId", "left-tx"],
+        None,
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        text(&refused.stderr).contains("kafka-server-start is serving"),
+        "{}",
+        text(&refused.stderr)
+    );
+    drop(server);
+
+    let cells = |line: &str| -> Vec<String> {
+        line.split('\t')
+            .map(|c| c.trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect()
+    };
+    let list = k.ok("kafka-transactions", &["list"], None);
+    let row = cells(list.lines().nth(1).unwrap_or_default());
+    assert_eq!(
+        (row[0].as_str(), row[1].as_str(), row[3].as_str()),
+        ("left-tx", "0", "Ongoing")
+    );
+    let producer_id = row[2].clone();
+    let describe = k.ok(
+        "kafka-transactions",
+        &["describe", "--transactional-id", "left-tx"],
+        None,
+    );
+    let row = cells(describe.lines().nth(1).unwrap_or_default());
+    assert_eq!(
+        row[..5],
+        ["0", "left-tx", producer_id.as_str(), "0", "Ongoing"]
+    );
+    assert_eq!(row.last().unwrap(), "left-0,left-1,left-2", "{describe}");
+    let producers = k.ok(
+        "kafka-transactions",
+        &["describe-producers", "--topic", "left", "--partition", "0"],
+        None,
+    );
+    assert_eq!(
+        cells(producers.lines().next().unwrap()),
+        [
+            "ProducerId",
+            "ProducerEpoch",
+            "LatestCoordinatorEpoch",
+            "LastSequence",
+            "LastTimestamp",
+            "CurrentTransactionStartOffset"
+        ]
+    );
+    let row = cells(producers.lines().nth(1).unwrap_or_default());
+    assert_eq!(
+        (row[0].as_str(), row[5].as_str()),
+        (producer_id.as_str(), "2")
+    );
+
+    let read = |p: &str| {
+        k.ok(
+            "kafka-console-consumer",
+            &[
+                "--topic",
+                "left",
+                "--partition",
+                p,
+                "--offset",
+                "earliest",
+                "--until-end",
+                "--isolation-level",
+                "read_committed",
+            ],
+            None,
+        )
+    };
+    let missing = k.run(
+        "kafka-transactions",
+        &[
+            "abort",
+            "--topic",
+            "left",
+            "--partition",
+            "0",
+            "--start-offset",
+            "1",
+        ],
+        None,
+    );
+    assert_eq!(missing.status.code(), Some(1));
+    assert_eq!(
+        text(&missing.stderr),
+        "Could not find any open transactions starting at offset 1 on partition left-0\n"
+    );
+    k.ok(
+        "kafka-transactions",
+        &[
+            "abort",
+            "--topic",
+            "left",
+            "--partition",
+            "0",
+            "--start-offset",
+            "2",
+        ],
+        None,
+    );
+    assert_eq!(read("0"), "l-t0-p0\n");
+    let producers = k.ok(
+        "kafka-transactions",
+        &["describe-producers", "--topic", "left", "--partition", "0"],
+        None,
+    );
+    assert_eq!(
+        cells(producers.lines().nth(1).unwrap()).last().unwrap(),
+        "None"
+    );
+
+    k.ok(
+        "kafka-transactions",
+        &["forceTerminateTransaction", "--transactionalId", "left-tx"],
+        None,
+    );
+    let describe = k.ok(
+        "kafka-transactions",
+        &["describe", "--transactional-id", "left-tx"],
+        None,
+    );
+    let row = cells(describe.lines().nth(1).unwrap_or_default());
+    assert_eq!(
+        row[..7],
+        [
+            "0",
+            "left-tx",
+            producer_id.as_str(),
+            "2",
+            "Empty",
+            "30000",
+            "None"
+        ]
+    );
+    assert_eq!(
+        committed(&k, None, "left"),
+        ["l-t0-p0", "l-t0-p1", "l-t0-p2"]
+    );
+    // Nothing is left open: every partition reads to its end.
+    let end = k.ok("kafka-get-offsets", &["--topic", "left"], None);
+    for p in ["1", "2"] {
+        assert_eq!(read(p), format!("l-t0-p{p}\n"), "{end}");
+    }
+}

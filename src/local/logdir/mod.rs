@@ -38,6 +38,8 @@ const TOPICS_DIR: &str = "topics";
 const CONFIG_FILE: &str = "config.properties";
 /// The node id the embedded log reports as leader and only replica.
 pub const LOCAL_NODE_ID: i32 = 0;
+/// The lock `kafka-server-start` holds while it serves the directory.
+pub const SERVER_LOCK: &str = ".server.lock";
 
 /// A topic's metadata as stored in `topics/<name>.properties`.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,0 +1,175 @@
+//! `kafka-transactions --log-dir`: what it says about a directory without transactions, a
+//! transactional id it fences, and bad invocations (one line, non-zero, nothing changed). The
+//! transactions written by real producers are tested through the server (`tests/server`).
+
+use crate::common::{Kafkit, text};
+
+const HEADER_LIST: &str = "TransactionalId\tCoordinator\tProducerId\tTransactionState\t\n";
+
+#[test]
+fn a_directory_without_transactions_lists_none() {
+    let k = Kafkit::new();
+    assert_eq!(k.ok("kafka-transactions", &["list"], None), HEADER_LIST);
+    // Options may also follow the command.
+    let dir = k.log_dir().to_str().unwrap().to_string();
+    assert_eq!(
+        k.ok("kafka-transactions", &["list", "--log-dir", &dir], None),
+        HEADER_LIST
+    );
+    let out = k.run(
+        "kafka-transactions",
+        &["describe", "--transactional-id", "nosuch"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "Failed to describe transaction state of transactional-id `nosuch`: DescribeTransactions request for transactionalId `nosuch` failed because the ID could not be found. Enable debug logging for additional detail.\n"
+    );
+    k.ok("kafka-topics", &["--create", "--topic", "t"], None);
+    assert_eq!(
+        k.ok(
+            "kafka-transactions",
+            &["describe-producers", "--topic", "t", "--partition", "0"],
+            None
+        ),
+        "ProducerId\tProducerEpoch\tLatestCoordinatorEpoch\tLastSequence\tLastTimestamp\tCurrentTransactionStartOffset\t\n"
+    );
+    assert_eq!(
+        k.ok(
+            "kafka-transactions",
+            &["find-hanging", "--broker-id", "0"],
+            None
+        ),
+        "Topic\tPartition\tProducerId\tProducerEpoch\tCoordinatorEpoch\tStartOffset\tLastTimestamp\tDuration(min)\t\n"
+    );
+}
+
+/// As Kafka's coordinator, fencing an id it does not know creates it, and each fence moves its
+/// epoch up.
+#[test]
+fn force_terminate_creates_and_then_fences_an_id() {
+    let k = Kafkit::new();
+    let fence = || {
+        k.ok(
+            "kafka-transactions",
+            &["forceTerminateTransaction", "--transactionalId", "app-1"],
+            None,
+        )
+    };
+    assert_eq!(fence(), "");
+    let epoch = || {
+        let out = k.ok(
+            "kafka-transactions",
+            &["describe", "--transactional-id", "app-1"],
+            None,
+        );
+        let row: Vec<String> = out
+            .lines()
+            .nth(1)
+            .unwrap()
+            .split('\t')
+            .map(|c| c.trim().to_string())
+            .collect();
+        assert_eq!(row[4..8], ["Empty", "30000", "None", "None"], "{out}");
+        row[3].clone()
+    };
+    assert_eq!(epoch(), "0");
+    fence();
+    assert_eq!(epoch(), "1");
+    let list = k.ok("kafka-transactions", &["list"], None);
+    assert!(
+        list.lines().nth(1).is_some_and(|l| l.starts_with("app-1 ")),
+        "{list}"
+    );
+}
+
+#[test]
+fn bad_invocations_fail_with_one_line_and_change_nothing() {
+    let k = Kafkit::new();
+    k.ok("kafka-topics", &["--create", "--topic", "t"], None);
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["frob"], 2, "frob"),
+        (&["describe"], 2, "--transactional-id"),
+        (&["describe-producers", "--topic", "t"], 2, "--partition"),
+        (
+            &["describe-producers", "--topic", "t", "--partition", "x"],
+            2,
+            "argument --partition: could not convert 'x' to Integer",
+        ),
+        (
+            &["abort", "--topic", "t", "--partition", "0"],
+            2,
+            "The transaction to abort must be identified either with --start-offset (for brokers on 3.0 or above) or with --producer-id, --producer-epoch, and --coordinator-epoch (for older brokers)",
+        ),
+        (
+            &[
+                "abort",
+                "--topic",
+                "t",
+                "--partition",
+                "0",
+                "--producer-id",
+                "5",
+            ],
+            2,
+            "Missing required argument --producer-epoch",
+        ),
+        (
+            &[
+                "abort",
+                "--topic",
+                "t",
+                "--partition",
+                "0",
+                "--start-offset",
+                "0",
+            ],
+            1,
+            "Could not find any open transactions starting at offset 0 on partition t-0",
+        ),
+        (
+            &["find-hanging"],
+            2,
+            "The `find-hanging` command requires either --topic or --broker-id to limit the scope of the search",
+        ),
+        (
+            &["find-hanging", "--partition", "0"],
+            2,
+            "The `find-hanging` command requires either --topic or --broker-id",
+        ),
+        (
+            &[
+                "describe-producers",
+                "--topic",
+                "nosuch",
+                "--partition",
+                "0",
+            ],
+            1,
+            "Failed to describe producers for partition nosuch-0 on leader: This server does not host this topic-partition.",
+        ),
+        (
+            &["list", "--transactional-id-pattern", "("],
+            1,
+            "Failed to list transactions: the transactional id pattern '(' is not a regular expression",
+        ),
+        (
+            &["list", "--duration-filter", "soon"],
+            2,
+            "could not convert 'soon' to Long",
+        ),
+        (&["--bootstrap-server", "nohost", "list"], 2, "host:port"),
+    ];
+    for (args, code, message) in cases {
+        let out = k.run("kafka-transactions", args, None);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(*code), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(text(&out.stdout), "", "{args:?}");
+    }
+    // Nothing was created.
+    assert_eq!(k.ok("kafka-transactions", &["list"], None), HEADER_LIST);
+    assert!(!k.log_dir().join("transactions").exists());
+}
