@@ -66,6 +66,9 @@ fn roundtrip() -> Result<(), Box<dyn std::error::Error>> {
             idempotence: true,
             max_in_flight: 5,
             delivery_timeout: Duration::from_secs(120),
+            // No transactions: Producer::commit_transaction is a no-op then.
+            transactional_id: None,
+            transaction_timeout_ms: 60_000,
         },
     );
     for i in 0..RECORDS {

@@ -323,6 +323,9 @@ fn delivery(
         idempotence: idempotence(command, acks, max_in_flight)?,
         max_in_flight: max_in_flight.min(i32::MAX as i64) as usize,
         delivery_timeout: Duration::from_millis(delivery_timeout as u64),
+        // Set by the tools that do transactions (the perf test).
+        transactional_id: None,
+        transaction_timeout_ms: 60_000,
     })
 }
 

@@ -55,6 +55,8 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     let interrupt = Interrupt::install();
     test.send_all(&opts, payloads, &interrupt)?;
     test.producer.flush()?;
+    // The last transaction is committed (an interrupted run's too, as Kafka's tool does).
+    test.producer.commit_transaction()?;
     test.collect(Duration::ZERO)?;
     let Test {
         producer,
@@ -175,9 +177,15 @@ impl Test {
         interrupt: &Interrupt,
     ) -> Result<(), CliError> {
         let mut throttler = Throttler::new(opts.throughput, self.start);
+        // As Kafka's tool: a transaction opens with its first record and is committed after
+        // the first record sent once it has lasted --transaction-duration-ms.
+        let mut transaction_start = None;
         for i in 0..opts.num_records {
             let payload = payloads.next(i);
             let send_start = now_ms();
+            if opts.transaction_duration_ms.is_some() && transaction_start.is_none() {
+                transaction_start = Some(send_start);
+            }
             if opts.warmup_records > 0 && i == opts.warmup_records {
                 self.steady = Some(Stats::new(
                     opts.num_records - opts.warmup_records,
@@ -188,6 +196,13 @@ impl Test {
                 self.stats.suppress_printing();
             }
             self.send(payload, send_start)?;
+            if let (Some(duration), Some(start)) = (opts.transaction_duration_ms, transaction_start)
+                && send_start - start >= duration
+            {
+                self.producer.commit_transaction()?;
+                self.collect(Duration::ZERO)?;
+                transaction_start = None;
+            }
             if i % CHECK_EVERY == CHECK_EVERY - 1 {
                 self.linger_check()?;
                 self.collect(Duration::ZERO)?;

@@ -10,6 +10,7 @@ use kafka_protocol::ResponseError;
 use super::{Backend, Client, ClientError, Result};
 pub use crate::kafka::producer::ProducerSettings;
 use crate::local::producer::LocalWriter;
+use crate::local::txn_admin::LocalTransactions;
 use crate::partitioner::Partitioner;
 use crate::record::{BATCH_OVERHEAD, BatchBuilder, Compression};
 use crate::remote;
@@ -68,6 +69,12 @@ pub struct Producer {
     pending_bytes: usize,
     /// What the batches handed to the backend so far were like.
     stats: BatchStats,
+    /// `transactional.id` and `transaction.timeout.ms`, when the records go in transactions.
+    transactional: Option<(String, i32)>,
+    /// The embedded log's coordinator of the transactional id (this process).
+    local_transactions: Option<LocalTransactions>,
+    /// A transaction is open: records were sent since the last commit.
+    in_transaction: bool,
 }
 
 /// The batches a producer handed to its backend, for its metrics.
@@ -102,6 +109,10 @@ impl Client {
         batching: BatchSettings,
         delivery: ProducerSettings,
     ) -> Producer {
+        let transactional = delivery
+            .transactional_id
+            .clone()
+            .map(|id| (id, delivery.transaction_timeout_ms));
         let sink = match self.backend {
             Backend::Local(dir) => Sink::Local(LocalWriter::new(dir, topic)),
             Backend::Remote(cluster) => Sink::Remote(cluster.into_producer(topic, delivery)),
@@ -117,6 +128,9 @@ impl Client {
             keys_required: false,
             pending_bytes: 0,
             stats: BatchStats::default(),
+            transactional,
+            local_transactions: None,
+            in_transaction: false,
         }
     }
 }
@@ -133,6 +147,9 @@ impl Producer {
     pub fn send_to(&mut self, record: ProducerRecord<'_>) -> Result<u32> {
         if self.builders.is_empty() {
             self.start()?;
+        }
+        if self.transactional.is_some() && !self.in_transaction {
+            self.begin_transaction()?;
         }
         let ProducerRecord {
             key,
@@ -206,7 +223,18 @@ impl Producer {
                 let meta = writer.open()?;
                 self.record_limit = Some(meta.max_message_bytes());
                 self.keys_required = meta.is_compacted();
-                (meta.partitions, None, Some(meta.max_message_bytes()))
+                let (partitions, max) = (meta.partitions, meta.max_message_bytes());
+                // Records in transactions carry the id's producer id and epoch.
+                let producer = match &self.transactional {
+                    Some((id, timeout)) => {
+                        let txn = LocalTransactions::init(writer.dir(), id, *timeout)?;
+                        let producer = txn.producer();
+                        self.local_transactions = Some(txn);
+                        Some(producer)
+                    }
+                    None => None,
+                };
+                (partitions, producer, Some(max))
             }
             Sink::Remote(producer) => (
                 producer.partitions()?,
@@ -226,6 +254,7 @@ impl Producer {
                 if let Some((id, epoch)) = producer_id {
                     b.set_producer(id, epoch, 0);
                 }
+                b.set_transactional(self.transactional.is_some());
                 b
             })
             .collect();
@@ -318,9 +347,59 @@ impl Producer {
         }
     }
 
-    /// Flushes and ends the producer.
+    /// Opens a transaction over every partition of the topic (Kafka's transaction version 1:
+    /// the partitions join before their first record).
+    fn begin_transaction(&mut self) -> Result<()> {
+        let partitions: Vec<(String, i32)> = (0..self.builders.len() as i32)
+            .map(|p| (self.topic.clone(), p))
+            .collect();
+        match &mut self.sink {
+            Sink::Local(_) => {
+                if let Some(txn) = &mut self.local_transactions {
+                    txn.begin(&partitions)?;
+                }
+            }
+            Sink::Remote(producer) => producer.begin_transaction()?,
+        }
+        self.in_transaction = true;
+        Ok(())
+    }
+
+    /// Commits the open transaction: every record sent since the last commit is written
+    /// (durable, or acknowledged as `acks` asks), then its COMMIT markers. The next record
+    /// opens the next transaction. Nothing happens when no transaction is open.
+    pub fn commit_transaction(&mut self) -> Result<()> {
+        self.end_transaction(true)
+    }
+
+    /// Aborts the open transaction: what was sent since the last commit is written, then its
+    /// ABORT markers, so that `read_committed` readers skip it.
+    pub fn abort_transaction(&mut self) -> Result<()> {
+        self.end_transaction(false)
+    }
+
+    fn end_transaction(&mut self, commit: bool) -> Result<()> {
+        if !self.in_transaction {
+            return Ok(());
+        }
+        self.flush()?;
+        match &mut self.sink {
+            Sink::Local(_) => {
+                if let Some(txn) = &mut self.local_transactions {
+                    txn.end(commit)?;
+                }
+            }
+            Sink::Remote(producer) => producer.end_transaction(commit)?,
+        }
+        self.in_transaction = false;
+        Ok(())
+    }
+
+    /// Flushes and ends the producer. A transaction still open is aborted: only
+    /// [`Producer::commit_transaction`] commits.
     pub fn close(mut self) -> Result<()> {
         self.flush()?;
+        self.end_transaction(false)?;
         match self.sink {
             Sink::Local(writer) => {
                 writer.clean_written();

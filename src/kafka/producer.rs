@@ -20,4 +20,9 @@ pub struct ProducerSettings {
     pub max_in_flight: usize,
     /// `delivery.timeout.ms`: how long a batch may wait for delivery after it was queued.
     pub delivery_timeout: Duration,
+    /// `transactional.id`: the records go in transactions of this id (see
+    /// `client::Producer::commit_transaction`); `None`: no transactions.
+    pub transactional_id: Option<String>,
+    /// `transaction.timeout.ms`: how long the coordinator lets a transaction stay open.
+    pub transaction_timeout_ms: i32,
 }

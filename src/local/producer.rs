@@ -58,6 +58,11 @@ impl LocalWriter {
         }
     }
 
+    /// The log directory written to.
+    pub fn dir(&self) -> &LogDir {
+        &self.dir
+    }
+
     /// The topic's metadata, creating the topic on first use when the log dir allows it
     /// (`auto.create.topics.enable`, with `num.partitions`), as a broker does.
     pub fn open(&mut self) -> Result<&TopicMeta> {

@@ -25,6 +25,9 @@ use super::logdir::write_atomically;
 
 /// The directory under the log dir that holds every transactional id.
 pub const TRANSACTIONS_DIR: &str = "transactions";
+/// Kafka's `transaction.max.timeout.ms` default: the longest `transaction.timeout.ms` a
+/// producer may ask for.
+pub const MAX_TIMEOUT_MS: i32 = 900_000;
 const SUFFIX: &str = ".json";
 /// A state file larger than this is not one kafkit wrote (a transaction of a million
 /// partitions takes about 30 MB).
@@ -182,6 +185,14 @@ impl TxnStore {
             )));
         }
         Ok(self.root.join(format!("{name}{SUFFIX}")))
+    }
+
+    /// The lock file of an id (its directory created if needed), held by the one process
+    /// working with the id on the embedded log.
+    pub fn lock_path(&self, transactional_id: &str) -> Result<PathBuf> {
+        fs::create_dir_all(&self.root)
+            .context(|| format!("cannot create {}", self.root.display()))?;
+        Ok(self.path(transactional_id)?.with_extension("lock"))
     }
 
     /// An id's state; `None` if it was never initialized.

@@ -1,12 +1,16 @@
-//! `kafka-transactions` on the embedded log, answering as a one-broker cluster
-//! ([`LOCAL_NODE_ID`] coordinates every transactional id and leads every partition): the
-//! transactional ids from the log dir's transaction store, a partition's producers from its
-//! producer state, an ABORT marker appended to a partition, and the fencing of a
-//! transactional id's producers.
+//! Transactions on the embedded log without a server: `kafka-transactions`, answering as a
+//! one-broker cluster ([`LOCAL_NODE_ID`] coordinates every transactional id and leads every
+//! partition), and [`LocalTransactions`], a producer coordinating its own transactional id.
 //!
-//! What writes (an abort, a fence) is refused while `kafka-server-start` serves the directory:
-//! the server coordinates its transactions in memory as well, so it must make the change
-//! (`--bootstrap-server`).
+//! The tool lists the transactional ids of the log dir's transaction store and a partition's
+//! producers from its producer state, appends ABORT markers, and fences a transactional id's
+//! producers.
+//!
+//! What writes (an abort, a fence, a transactional producer) is refused while
+//! `kafka-server-start` serves the directory: the server coordinates its transactions in memory
+//! as well, so it must make the change (`--bootstrap-server`). A transactional producer holds
+//! the server lock shared for its whole run (so no server starts under it) and its id's lock
+//! exclusively (so one process at a time uses an id, and no fence changes it meanwhile).
 
 use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -17,7 +21,7 @@ use super::group::{CommittedOffset, TopicPartition as GroupPartition};
 use super::lock::{FileLock, LockMode};
 use super::logdir::{LOCAL_NODE_ID, SERVER_LOCK};
 use super::partition::txn::{ABORT, COMMIT};
-use super::txn::{TxnMetadata, TxnState, TxnStore};
+use super::txn::{MAX_TIMEOUT_MS, TxnMetadata, TxnState, TxnStore};
 use super::{LocalError, LogDir, Result};
 use crate::kafka::TopicPartition;
 use crate::kafka::transactions::{
@@ -102,10 +106,13 @@ pub fn describe_producers(dir: &LogDir, tp: &TopicPartition) -> Result<Vec<Produ
         .collect())
 }
 
-/// Refuses a change while `kafka-server-start` serves the directory.
+/// Refuses a change while `kafka-server-start` serves the directory; the lock returned
+/// (shared) keeps a server from starting until it is dropped.
 fn not_served(dir: &LogDir, what: &str) -> Result<FileLock> {
+    // Formats a new directory (the server lock lives in it).
+    drop(dir.lock(LockMode::Shared)?);
     let path = dir.root().join(SERVER_LOCK);
-    match FileLock::try_acquire(&path, LockMode::Exclusive)? {
+    match FileLock::try_acquire(&path, LockMode::Shared)? {
         Some(lock) => Ok(lock),
         None => Err(LocalError::Invalid(format!(
             "kafka-server-start is serving {}: {what} through it, with --bootstrap-server",
@@ -130,8 +137,6 @@ fn write_marker(
 
 /// Writes an ABORT marker for the producer's transaction on the partition.
 pub fn abort_transaction(dir: &LogDir, spec: &AbortSpec) -> Result<()> {
-    // Formats a new directory (the server lock lives in it).
-    drop(dir.lock(LockMode::Shared)?);
     let _served = not_served(dir, "abort the transaction")?;
     let tp = (spec.topic.clone(), spec.partition);
     let who = (
@@ -146,10 +151,25 @@ pub fn abort_transaction(dir: &LogDir, spec: &AbortSpec) -> Result<()> {
 /// goes up, and an open transaction is aborted on each of its partitions first. An id never
 /// seen is created, as Kafka's coordinator does.
 pub fn fence_producers(dir: &LogDir, id: &str, timeout_ms: i32) -> Result<()> {
-    // Formats a new directory (the server lock lives in it).
-    drop(dir.lock(LockMode::Shared)?);
     let _served = not_served(dir, "fence the producers")?;
     let store = TxnStore::new(dir.root());
+    let _in_use = lock_id(&store, id)?;
+    fence(dir, &store, id, timeout_ms).map(drop)
+}
+
+/// Takes transactional id `id`'s lock: one process at a time works with an id.
+fn lock_id(store: &TxnStore, id: &str) -> Result<FileLock> {
+    let path = store.lock_path(id)?;
+    match FileLock::try_acquire(&path, LockMode::Exclusive)? {
+        Some(lock) => Ok(lock),
+        None => Err(LocalError::Invalid(format!(
+            "transactional id '{id}' is in use by a producer on this log directory; stop it first"
+        ))),
+    }
+}
+
+/// The fence itself (the id's lock held): the id's state afterwards, Empty at a new epoch.
+fn fence(dir: &LogDir, store: &TxnStore, id: &str, timeout_ms: i32) -> Result<TxnMetadata> {
     let mut meta = match store.load(id)? {
         Some(meta) => meta,
         None => TxnMetadata::new(id, new_producer_id(), timeout_ms, now_ms()),
@@ -157,16 +177,90 @@ pub fn fence_producers(dir: &LogDir, id: &str, timeout_ms: i32) -> Result<()> {
     if meta.state == TxnState::Ongoing {
         bump(&mut meta);
         meta.state = TxnState::PrepareAbort;
-        save(&store, &mut meta)?;
+        save(store, &mut meta)?;
     }
     if meta.state.is_prepared() {
-        complete(dir, &store, &mut meta)?;
+        complete(dir, store, &mut meta)?;
     }
     bump(&mut meta);
     meta.state = TxnState::Empty;
     meta.timeout_ms = timeout_ms;
     meta.start_ms = -1;
-    save(&store, &mut meta)
+    save(store, &mut meta)?;
+    Ok(meta)
+}
+
+/// A producer's transactions on the embedded log, coordinated by the producer itself: its
+/// transactional id's state is saved in the log dir's transaction store before each step is
+/// taken, so that a producer killed at any moment leaves its transaction to be finished (a
+/// decision) or aborted (an open one) by the next producer of the id, by
+/// `kafka-transactions forceTerminateTransaction`, or by a server on the directory at its
+/// timeout.
+#[derive(Debug)]
+pub struct LocalTransactions {
+    dir: LogDir,
+    store: TxnStore,
+    meta: TxnMetadata,
+    _server: FileLock,
+    _id: FileLock,
+}
+
+impl LocalTransactions {
+    /// Takes transactional id `id` for this process: a transaction its last producer left
+    /// open is aborted (one it decided is finished), and the id gets its next epoch.
+    pub fn init(dir: &LogDir, id: &str, timeout_ms: i32) -> Result<LocalTransactions> {
+        if id.is_empty() {
+            return Err(LocalError::Invalid("the transactional id is empty".into()));
+        }
+        if !(1..=MAX_TIMEOUT_MS).contains(&timeout_ms) {
+            return Err(LocalError::kafka(
+                ResponseError::InvalidTransactionTimeout,
+                format!("transaction.timeout.ms {timeout_ms} is not within 1 and {MAX_TIMEOUT_MS}"),
+            ));
+        }
+        let server = not_served(dir, "produce transactions")?;
+        let store = TxnStore::new(dir.root());
+        let id_lock = lock_id(&store, id)?;
+        let meta = fence(dir, &store, id, timeout_ms)?;
+        Ok(LocalTransactions {
+            dir: dir.clone(),
+            store,
+            meta,
+            _server: server,
+            _id: id_lock,
+        })
+    }
+
+    /// The producer id and epoch the transactions' batches carry.
+    pub fn producer(&self) -> (i64, i16) {
+        (self.meta.producer_id, self.meta.producer_epoch)
+    }
+
+    /// Opens a transaction over `partitions`, saved before any of its data is written.
+    pub fn begin(&mut self, partitions: &[TopicPartition]) -> Result<()> {
+        let meta = &mut self.meta;
+        meta.state = TxnState::Ongoing;
+        meta.start_ms = now_ms();
+        meta.partitions = partitions.to_vec();
+        meta.partitions.sort();
+        meta.groups.clear();
+        meta.offsets.clear();
+        save(&self.store, meta)
+    }
+
+    /// Ends the open transaction (its data written and durable): the decision is saved, then
+    /// the markers are written to each of its partitions, then the end is saved.
+    pub fn end(&mut self, commit: bool) -> Result<()> {
+        if self.meta.state != TxnState::Ongoing {
+            return Ok(());
+        }
+        self.meta.state = match commit {
+            true => TxnState::PrepareCommit,
+            false => TxnState::PrepareAbort,
+        };
+        save(&self.store, &mut self.meta)?;
+        complete(&self.dir, &self.store, &mut self.meta)
+    }
 }
 
 /// A producer id no server of this directory hands out: from the clock, as the server's are

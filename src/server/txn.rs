@@ -27,12 +27,9 @@ use super::handlers::{blocking, served_partition};
 use crate::local::LocalError;
 use crate::local::group::{CommittedOffset, TopicPartition};
 use crate::local::partition::txn::{ABORT, COMMIT};
-use crate::local::txn::{TxnMetadata, TxnOffset, TxnState, TxnStore};
+use crate::local::txn::{MAX_TIMEOUT_MS, TxnMetadata, TxnOffset, TxnState, TxnStore};
 use crate::record::{BatchHeader, encode_marker};
 
-/// Kafka's `transaction.max.timeout.ms` default: the longest `transaction.timeout.ms` a
-/// producer may ask for.
-pub const MAX_TIMEOUT_MS: i32 = 900_000;
 /// An epoch this high is exhausted: the id gets a new producer id at epoch 0 (as Kafka).
 const LAST_EPOCH: i16 = i16::MAX - 1;
 /// How often open transactions are checked against their timeout (Kafka's

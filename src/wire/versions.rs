@@ -62,6 +62,10 @@ fn our_bounds(key: i16) -> (i16, i16) {
         Ok(ApiKey::JoinGroup) => (4, i16::MAX),
         // v3+ leave by a list of members.
         Ok(ApiKey::LeaveGroup) => (3, i16::MAX),
+        // Transaction version 1, which kafkit's producer speaks: v4+ of AddPartitionsToTxn are
+        // for brokers; EndTxn v5+ and TxnOffsetCommit v5+ are transaction version 2's.
+        Ok(ApiKey::AddPartitionsToTxn) => (0, 3),
+        Ok(ApiKey::EndTxn | ApiKey::TxnOffsetCommit) => (0, 4),
         _ => (0, i16::MAX),
     }
 }

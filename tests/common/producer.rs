@@ -31,6 +31,8 @@ pub fn idempotent(bootstrap: &str, topic: &str) -> Producer {
         idempotence: true,
         max_in_flight: 5,
         delivery_timeout: Duration::from_secs(120),
+        transactional_id: None,
+        transaction_timeout_ms: 60_000,
     };
     client.into_producer(topic, batching, delivery)
 }

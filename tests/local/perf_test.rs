@@ -348,8 +348,15 @@ fn bad_invocations_change_nothing() {
             "Invalid value 7 for configuration acks: String must be one of: all, -1, 0, 1",
         ),
         (
-            with(&["--record-size", "1", "--transactional-id", "x"]),
-            "kafkit's producer does not do transactions: drop --transactional-id, --transaction-duration-ms and transactional.id",
+            with(&[
+                "--record-size",
+                "1",
+                "--transactional-id",
+                "x",
+                "--command-property",
+                "transaction.timeout.ms=soon",
+            ]),
+            "Invalid value soon for configuration transaction.timeout.ms: Not a number of type INT",
         ),
         (
             with(&["--record-size", "1", "--bogus"]),
@@ -477,4 +484,86 @@ fn an_invalid_topic_name_leaves_no_group_behind() {
         .map(|d| d.map(|e| e.unwrap().file_name()).collect())
         .unwrap_or_default();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// `--transactional-id` on the embedded log: the records go in transactions of about
+/// `--transaction-duration-ms` each, committed, and a `read_committed` reader sees every one;
+/// the id is left Empty at its next epoch. A second run of the same id goes on from there.
+#[test]
+fn transactions_on_the_embedded_log() {
+    let k = Kafkit::new();
+    k.ok(
+        "kafka-topics",
+        &["--create", "--topic", "tx", "--partitions", "2"],
+        None,
+    );
+    let run = || {
+        k.ok(
+            PRODUCER,
+            &[
+                "--topic",
+                "tx",
+                "--num-records",
+                "3000",
+                "--throughput",
+                "10000",
+                "--record-size",
+                "10",
+                "--transactional-id",
+                "perf-tx",
+                "--transaction-duration-ms",
+                "20",
+            ],
+            None,
+        )
+    };
+    let out = run();
+    assert!(out.contains("3000 records sent"), "{out}");
+    let committed = k.ok(
+        "kafka-console-consumer",
+        &[
+            "--topic",
+            "tx",
+            "--from-beginning",
+            "--until-end",
+            "--isolation-level",
+            "read_committed",
+        ],
+        None,
+    );
+    assert_eq!(committed.lines().count(), 3000);
+    let describe = k.ok(
+        "kafka-transactions",
+        &["describe", "--transactional-id", "perf-tx"],
+        None,
+    );
+    let row: Vec<&str> = describe
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split('\t')
+        .map(str::trim)
+        .collect();
+    assert_eq!(row[3..5], ["0", "CompleteCommit"], "{describe}");
+    // Markers: more offsets than records, two transactions' worth at least.
+    let ends = k.ok("kafka-get-offsets", &["--topic", "tx"], None);
+    let end: i64 = ends
+        .lines()
+        .map(|l| l.rsplit(':').next().unwrap().parse::<i64>().unwrap())
+        .sum();
+    assert!(end >= 3000 + 2 * 2, "{ends}");
+    run();
+    let describe = k.ok(
+        "kafka-transactions",
+        &["describe", "--transactional-id", "perf-tx"],
+        None,
+    );
+    let row: Vec<&str> = describe
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split('\t')
+        .map(str::trim)
+        .collect();
+    assert_eq!(row[3..5], ["1", "CompleteCommit"], "{describe}");
 }

@@ -304,3 +304,59 @@ fn bad_invocations_read_as_javas() {
         );
     }
 }
+
+/// `--transactional-id` with `--transaction-duration-ms`, ours beside Java's: both commit
+/// every record in transactions of the id, which a `read_committed` reader sees whole, and
+/// both leave the id complete.
+#[test]
+fn transactional_runs_commit_every_record() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("perf-tx");
+    broker::java_create_topic(&topic, 3);
+    let id = format!("{topic}-id");
+    let args = [
+        "--topic",
+        topic.as_str(),
+        "--num-records",
+        "5000",
+        "--record-size",
+        "50",
+        "--throughput",
+        "20000",
+        "--transactional-id",
+        id.as_str(),
+        "--transaction-duration-ms",
+        "50",
+    ];
+    let ours = broker::ok(PRODUCER, &args, None);
+    check_producer_output("kafkit", &ours, 5000);
+    let java = broker::java_ok(JAVA_PRODUCER, &args);
+    check_producer_output("Java", &java, 5000);
+    let committed = broker::ok(
+        "kafka-console-consumer",
+        &[
+            "--topic",
+            &topic,
+            "--from-beginning",
+            "--until-end",
+            "--isolation-level",
+            "read_committed",
+        ],
+        None,
+    );
+    assert_eq!(committed.lines().count(), 10_000);
+    let described = broker::ok(
+        "kafka-transactions",
+        &["describe", "--transactional-id", &id],
+        None,
+    );
+    assert!(
+        described
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.contains("CompleteCommit")),
+        "{described}"
+    );
+}

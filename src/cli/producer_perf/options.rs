@@ -34,7 +34,7 @@ fn flag(name: &'static str, help: &'static str) -> Arg {
 /// The clap definition of `kafka-producer-perf-test`.
 pub fn command() -> Command {
     let cmd = Command::new("kafka-producer-perf-test")
-        .about("This tool is used to verify the producer performance. Transactions are not supported by kafkit.")
+        .about("This tool is used to verify the producer performance. To enable transactions, you can specify a transactional id or set a transaction duration using --transaction-duration-ms. There are three ways to specify the transactional id: set transactional.id=<id> via --command-property, set transactional.id=<id> in the config file via --command-config, or use --transactional-id <id>.")
         .args_override_self(true)
         .arg(opt("topic", "TOPIC", "Produce records to this topic."))
         .arg(opt("num-records", "NUM-RECORDS", "Number of records to produce."))
@@ -45,8 +45,8 @@ pub fn command() -> Command {
         .arg(opt("producer.config", "CONFIG-FILE", "(DEPRECATED) Producer config properties file. Use --command-config instead."))
         .arg(opt("command-config", "CONFIG-FILE", "Producer config properties file."))
         .arg(flag("print-metrics", "Print out metrics at the end of the test."))
-        .arg(opt("transactional-id", "TRANSACTIONAL-ID", "The transactional id to use (not supported by kafkit: refused)."))
-        .arg(opt("transaction-duration-ms", "TRANSACTION-DURATION", "The maximum duration of each transaction (not supported by kafkit: refused)."))
+        .arg(opt("transactional-id", "TRANSACTIONAL-ID", "The transactional id to use. This config takes precedence over the transactional.id specified via --command-property or --command-config. Note that if the transactional id is not specified while --transaction-duration-ms is provided, the default value for the transactional id will be performance-producer- followed by a random uuid."))
+        .arg(opt("transaction-duration-ms", "TRANSACTION-DURATION", "The maximum duration of each transaction. The commitTransaction will be called after this time has elapsed. The value should be greater than 0. If the transactional id is specified via --command-property, --command-config or --transactional-id but --transaction-duration-ms is not specified, the default value will be 3000."))
         .arg(opt("warmup-records", "WARMUP-RECORDS", "The number of records to treat as warmup. These initial records will not be included in steady-state statistics. An additional summary line will be printed describing the steady-state statistics. [default: 0]"))
         .arg(opt("reporting-interval", "INTERVAL-MS", "Interval in milliseconds at which to print progress info. [default: 5000]"))
         .arg(opt("record-size", "RECORD-SIZE", "Record size in bytes. Note that you must provide exactly one of --record-size, --payload-file or --payload-monotonic."))
@@ -82,6 +82,9 @@ pub struct Options {
     pub linger: Duration,
     pub batching: BatchSettings,
     pub delivery: ProducerSettings,
+    /// How long each transaction lasts, when the records go in transactions (the
+    /// transactional id is in `delivery`).
+    pub transaction_duration_ms: Option<i64>,
 }
 
 /// argparse4j's conversion of an option's value, with its message.
@@ -160,20 +163,40 @@ impl Options {
             (None, None) if monotonic => Payload::Monotonic,
             (None, None) => unreachable!("checked by check_payload_choice"),
         };
-        let properties = producer_properties(m)?;
-        if m.contains_id("transactional-id")
-            || duration.is_some()
-            || properties.contains_key("transactional.id")
+        let mut properties = producer_properties(m)?;
+        // As Kafka's tool: a transactional id (the flag over the property) or a duration turns
+        // transactions on; the other gets its default.
+        if let Some(id) = m.get_one::<String>("transactional-id") {
+            properties.insert("transactional.id".into(), id.clone());
+        }
+        let transaction_duration_ms = match (properties.contains_key("transactional.id"), duration)
         {
-            return usage(
-                "kafkit's producer does not do transactions: drop --transactional-id, --transaction-duration-ms and transactional.id",
+            (false, None) => None,
+            (true, None) => Some(3000),
+            (_, Some(d)) => Some(d),
+        };
+        if transaction_duration_ms.is_some() && !properties.contains_key("transactional.id") {
+            let uuid = uuid::Builder::from_random_bytes(rand::random()).into_uuid();
+            properties.insert(
+                "transactional.id".into(),
+                format!("performance-producer-{uuid}"),
             );
         }
         let client_id = properties
             .get("client.id")
             .cloned()
             .unwrap_or_else(|| "perf-producer-client".to_string());
-        let (linger, batching, delivery) = from_properties(&properties, &PERF)?;
+        let (linger, batching, mut delivery) = from_properties(&properties, &PERF)?;
+        if transaction_duration_ms.is_some() {
+            delivery.transactional_id = properties.get("transactional.id").cloned();
+            if let Some(timeout) = properties.get("transaction.timeout.ms") {
+                delivery.transaction_timeout_ms = timeout.trim().parse().map_err(|_| {
+                    CliError::Usage(format!(
+                        "Invalid value {timeout} for configuration transaction.timeout.ms: Not a number of type INT"
+                    ))
+                })?;
+            }
+        }
         Ok(Options {
             topic,
             num_records: num_records as u64,
@@ -187,6 +210,7 @@ impl Options {
             linger,
             batching,
             delivery,
+            transaction_duration_ms,
         })
     }
 }

@@ -44,11 +44,14 @@
 //!   sent again.
 //! - `routing`: Metadata (the topic's route), InitProducerId, the acks=0 leader probe,
 //!   connections to leaders.
+//! - `transactions`: a transactional id's coordinator: InitProducerId, AddPartitionsToTxn,
+//!   EndTxn.
 
 mod gap;
 mod retry;
 mod routing;
 mod sender;
+mod transactions;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
@@ -175,12 +178,18 @@ struct Sender {
     backoff: Duration,
     /// The error that ended the producer: every later call returns it again.
     failed: Option<(i16, String)>,
+    /// The transactional id's coordinator, when the records go in transactions.
+    txn: Option<transactions::TxnCoordinator>,
 }
 
 impl Cluster {
     /// Turns the connected cluster into a producer for `topic`. Nothing is sent until
     /// [`Producer::partitions`] is first called.
     pub fn into_producer(self, topic: &str, settings: ProducerSettings) -> Producer {
+        let settings_txn = settings
+            .transactional_id
+            .as_deref()
+            .map(|id| transactions::TxnCoordinator::new(id, settings.transaction_timeout_ms));
         Producer {
             runtime: self.runtime,
             sender: Sender {
@@ -197,6 +206,7 @@ impl Cluster {
                 in_flight: HashMap::new(),
                 recovering: false,
                 failed: None,
+                txn: settings_txn,
             },
         }
     }
@@ -211,7 +221,12 @@ impl Producer {
             let route =
                 self.runtime
                     .block_on(wait_for_topic(&mut s.client, &s.topic, &s.settings))?;
-            if s.settings.idempotence {
+            if let Some(txn) = &mut s.txn {
+                s.producer = Some(
+                    self.runtime
+                        .block_on(txn.init(&mut s.client, &s.settings))?,
+                );
+            } else if s.settings.idempotence {
                 s.producer = Some(
                     self.runtime
                         .block_on(init_producer_id(&mut s.client, &s.settings))?,
@@ -223,6 +238,35 @@ impl Producer {
             s.route = Some(route);
         }
         Ok(s.queues.len() as u32)
+    }
+
+    /// Adds every partition of the topic to the transaction that begins (transactional
+    /// producers only).
+    pub fn begin_transaction(&mut self) -> Result<()> {
+        let s = &mut self.sender;
+        let (Some(txn), Some(producer)) = (&mut s.txn, s.producer) else {
+            return Ok(());
+        };
+        let partitions = (0..s.queues.len() as i32).collect();
+        self.runtime.block_on(txn.add_partitions(
+            &mut s.client,
+            &s.settings,
+            producer,
+            &s.topic,
+            partitions,
+        ))
+    }
+
+    /// Commits or aborts the transaction, once every batch of it is acknowledged
+    /// ([`Producer::flush`] first).
+    pub fn end_transaction(&mut self, commit: bool) -> Result<()> {
+        self.sender.check()?;
+        let s = &mut self.sender;
+        let (Some(txn), Some(producer)) = (&mut s.txn, s.producer) else {
+            return Ok(());
+        };
+        self.runtime
+            .block_on(txn.end(&mut s.client, &s.settings, producer, commit))
     }
 
     /// The producer id and epoch to write into batches, when idempotent.

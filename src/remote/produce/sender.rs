@@ -269,8 +269,13 @@ impl Sender {
                     .with_records(Some(slot.batch.clone())),
             );
         }
+        let transactional_id = self.txn.as_ref().map(|t| {
+            kafka_protocol::messages::TransactionalId(StrBytes::from_string(
+                t.transactional_id().to_string(),
+            ))
+        });
         ProduceRequest::default()
-            .with_transactional_id(None)
+            .with_transactional_id(transactional_id)
             .with_acks(self.settings.acks)
             .with_timeout_ms(ack_timeout(
                 self.config.request_timeout,
