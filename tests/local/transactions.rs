@@ -173,3 +173,87 @@ fn bad_invocations_fail_with_one_line_and_change_nothing() {
     assert_eq!(k.ok("kafka-transactions", &["list"], None), HEADER_LIST);
     assert!(!k.log_dir().join("transactions").exists());
 }
+
+/// kill -9 of a transactional producer on the embedded log at random moments, fifteen times,
+/// each run into a topic of its own under the same transactional id: every next run aborts
+/// (or finishes committing) what the killed one left, so that a `read_committed` read of each
+/// topic is exactly its records 0 to N-1 (whole transactions, in the order sent), never a
+/// transaction in part.
+#[test]
+fn kill_9_of_a_transactional_producer_leaves_whole_transactions() {
+    use std::process::{Command, Stdio};
+    let k = Kafkit::new();
+    let perf = |topic: &str, records: &str| {
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("kafka-producer-perf-test"));
+        cmd.args([
+            "--topic",
+            topic,
+            "--num-records",
+            records,
+            "--payload-monotonic",
+        ])
+        .args(["--throughput", "20000", "--transactional-id", "killed"])
+        .args([
+            "--transaction-duration-ms",
+            "15",
+            "--reporting-interval",
+            "100000",
+        ])
+        .env("KAFKIT_LOG_DIR", k.log_dir())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+        cmd
+    };
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    for round in 0..15 {
+        let topic = format!("k{round}");
+        k.ok(
+            "kafka-topics",
+            &["--create", "--topic", &topic, "--partitions", "3"],
+            None,
+        );
+        let mut child = perf(&topic, "100000").spawn().unwrap();
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        std::thread::sleep(std::time::Duration::from_millis(150 + (seed >> 33) % 500));
+        let _ = child.kill();
+        child.wait().unwrap();
+    }
+    // A last producer of the id ends what the last kill left open.
+    k.ok("kafka-topics", &["--create", "--topic", "end"], None);
+    assert!(perf("end", "1").status().unwrap().success());
+    let mut committed_total = 0;
+    for round in 0..15 {
+        let topic = format!("k{round}");
+        let read = k.ok(
+            "kafka-console-consumer",
+            &[
+                "--topic",
+                &topic,
+                "--from-beginning",
+                "--until-end",
+                "--isolation-level",
+                "read_committed",
+            ],
+            None,
+        );
+        let mut values: Vec<u64> = read.lines().map(|l| l.parse().unwrap()).collect();
+        values.sort_unstable();
+        let n = values.len() as u64;
+        assert!(
+            values.iter().copied().eq(0..n),
+            "round {round}: the committed records are not 0 to {}: {:?}",
+            n.saturating_sub(1),
+            values.windows(2).find(|w| w[1] != w[0] + 1)
+        );
+        committed_total += n;
+    }
+    assert!(
+        committed_total > 0,
+        "no transaction was committed before a kill"
+    );
+}
