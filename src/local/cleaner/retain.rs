@@ -11,11 +11,12 @@
 //! its records, or was emptied by an earlier round, is dropped, unless it ends the round's
 //! cleaned range or is an active producer's last batch: then it stays as an empty batch, so
 //! that the log's last offset and the producer's last sequence survive. Control batches
-//! (transaction markers) are kept as they are.
+//! (transaction markers) are kept as they are; the records of aborted transactions go.
 
 use std::collections::HashSet;
 
 use super::offset_map::OffsetMap;
+use crate::local::partition::txn::AbortedRanges;
 use crate::record::{BatchHeader, RecordError, empty_batch, for_each_record_crc, rewrite_batch};
 
 /// What a round goes by, the same for every batch it cleans.
@@ -32,6 +33,8 @@ pub struct RoundRules<'a> {
     pub end_offset: i64,
     /// The last offsets of the batches that are their producers' last: they stay, even empty.
     pub producers_last: &'a HashSet<i64>,
+    /// Aborted transactions, whose records go (Kafka's cleaner discards them too).
+    pub aborted: &'a AbortedRanges,
 }
 
 /// What becomes of a batch.
@@ -112,12 +115,19 @@ pub fn retain_batch(
         return Ok((Retained::Whole, RetainCounts::default()));
     }
     let horizon_passed = header.has_delete_horizon() && header.base_timestamp <= rules.now_ms;
+    let aborted = header.is_transactional()
+        && rules
+            .aborted
+            .contains(header.producer_id, header.base_offset);
     let mut keep = Vec::new();
     let mut counts = RetainCounts::default();
     let mut tombstone_kept = false;
     for_each_record_crc(batch, scratch, true, |r| {
         let tombstone = r.value.is_none();
-        let verdict = rules.verdict(r.offset, r.key, tombstone, horizon_passed);
+        let verdict = match aborted {
+            true => Verdict::Drop,
+            false => rules.verdict(r.offset, r.key, tombstone, horizon_passed),
+        };
         let kept = matches!(verdict, Verdict::Keep);
         match verdict {
             Verdict::Keep => counts.kept += 1,
@@ -188,6 +198,9 @@ mod tests {
         map
     }
 
+    static NO_ABORTS: std::sync::LazyLock<AbortedRanges> =
+        std::sync::LazyLock::new(AbortedRanges::default);
+
     fn rules<'a>(map: &'a OffsetMap, producers_last: &'a HashSet<i64>) -> RoundRules<'a> {
         RoundRules {
             map,
@@ -195,6 +208,7 @@ mod tests {
             delete_retention_ms: 500,
             end_offset: 1_000,
             producers_last,
+            aborted: &NO_ABORTS,
         }
     }
 

@@ -28,6 +28,7 @@ use crate::local::error::{IoContext, LocalError, Result};
 use crate::local::index::IndexTracker;
 use crate::local::lock::{FileLock, LockMode};
 use crate::local::partition::swap::{self, Replacement, cleaned_path, remove_cleaned};
+use crate::local::partition::txn::AbortedRanges;
 use crate::local::partition::{CLEANER_LOCK, PartitionConfig, PartitionLog, SegmentInfo, Snapshot};
 use crate::local::segment::{
     INDEX_SUFFIX, LOG_SUFFIX, SCAN_CHUNK, Scanner, Step, TIMEINDEX_SUFFIX, segment_path,
@@ -200,12 +201,6 @@ pub fn clean(
 impl Round<'_> {
     fn run(&mut self, snapshot: &Snapshot) -> Result<Outcome> {
         let segs = snapshot.segments();
-        // Cleaning must drop aborted records and keep the `.txnindex` files with their
-        // segments, which this round does not do yet: a partition with transactions is left
-        // as it is (it only grows).
-        if snapshot.has_transactions() {
-            return Ok(Outcome::NothingToClean);
-        }
         let Some((first_dirty, uncleanable)) = self.dirty_range(snapshot)? else {
             return Ok(Outcome::NothingToClean);
         };
@@ -225,9 +220,12 @@ impl Round<'_> {
                 None => return Ok(Outcome::Changed),
             }
         }
+        // Aborted transactions' records neither count as their keys' last nor stay.
+        let aborted = self.log.aborted_ranges(snapshot)?;
         let mut map =
             OffsetMap::with_memory(self.cleaner.dedupe_buffer_size, self.cleaner.load_factor);
-        let Some(producers) = self.map_keys(segs, &files, first_dirty, uncleanable, &mut map)?
+        let Some(producers) =
+            self.map_keys(segs, &files, (first_dirty, uncleanable), &aborted, &mut map)?
         else {
             return Ok(Outcome::OutOfTime);
         };
@@ -250,6 +248,7 @@ impl Round<'_> {
             delete_retention_ms: self.topic.delete_retention_ms,
             end_offset,
             producers_last: &producers_last,
+            aborted: &aborted,
         };
         // The segments the round rewrites: every one holding an offset below its end.
         let count = segs.iter().filter(|s| s.base_offset < end_offset).count();
@@ -327,6 +326,13 @@ impl Round<'_> {
             .partition_point(|s| s.base_offset <= first_dirty)
             .saturating_sub(1);
         let mut uncleanable = segs[n - 1].base_offset;
+        // Nothing at or past the last stable offset: an open transaction is not decided yet.
+        if snapshot.last_stable_offset < snapshot.log_end_offset {
+            let holding = segs
+                .partition_point(|s| s.base_offset <= snapshot.last_stable_offset)
+                .saturating_sub(1);
+            uncleanable = uncleanable.min(segs[holding].base_offset);
+        }
         if self.topic.min_compaction_lag_ms > 0 {
             let newest_allowed = self.now_ms.saturating_sub(self.topic.min_compaction_lag_ms);
             for seg in &segs[dirty..n - 1] {
@@ -395,8 +401,8 @@ impl Round<'_> {
         &mut self,
         segs: &[SegmentInfo],
         files: &[File],
-        first_dirty: i64,
-        uncleanable: i64,
+        (first_dirty, uncleanable): (i64, i64),
+        aborted: &AbortedRanges,
         map: &mut OffsetMap,
     ) -> Result<Option<HashMap<i64, (i64, i64)>>> {
         let mut producers = HashMap::new();
@@ -433,7 +439,12 @@ impl Round<'_> {
                 if !self.pace(header.total_size()) {
                     return Ok(None);
                 }
-                if full || header.is_control() || header.last_offset() < first_dirty {
+                if full
+                    || header.is_control()
+                    || header.last_offset() < first_dirty
+                    || (header.is_transactional()
+                        && aborted.contains(header.producer_id, header.base_offset))
+                {
                     continue;
                 }
                 let bytes = whole_batch(bytes, file, &path, position, &header, &mut self.batch)?;
@@ -710,6 +721,69 @@ mod tests {
         PartitionLog::create(&path).unwrap();
         let log = PartitionLog::open(&path).unwrap();
         (dir, log)
+    }
+
+    /// One transactional batch of (key, value) records of producer `pid`.
+    fn append_txn(log: &PartitionLog, pid: i64, records: &[(&str, &str)]) {
+        let mut b = BatchBuilder::new(Compression::None);
+        b.set_producer(pid, 0, 0);
+        b.set_transactional(true);
+        for (k, v) in records {
+            b.append(now(), Some(k.as_bytes()), Some(v.as_bytes()), &[]);
+        }
+        let mut batch = b.build(0).unwrap();
+        log.append(&mut batch, &appending()).unwrap();
+    }
+
+    fn append_marker(log: &PartitionLog, pid: i64, kind: i16) {
+        let mut marker = crate::record::encode_marker(pid, 0, kind, 0, now());
+        log.append(&mut marker, &appending()).unwrap();
+    }
+
+    /// A compacted log written by transactions: the cleaner drops the records of aborted
+    /// transactions (which must not count as their keys' last), keeps the committed ones'
+    /// last values and every marker, and cleans nothing at or past an open transaction.
+    #[test]
+    fn aborted_records_go_and_open_transactions_wait() {
+        use crate::local::partition::txn::{ABORT, COMMIT};
+        let (_dir, log) = log();
+        append_txn(&log, 1, &[("a", "committed"), ("b", "committed")]);
+        append_marker(&log, 1, COMMIT);
+        append_txn(&log, 2, &[("a", "aborted"), ("c", "aborted")]);
+        append_marker(&log, 2, ABORT);
+        append(&log, &[("b", Some("plain"))]);
+        append_txn(&log, 3, &[("b", "open")]);
+        append(&log, &[("d", Some("after the open one"))]);
+        let outcome = clean(&log, &topic(), &CleanerConfig::default(), now()).unwrap();
+        let Outcome::Cleaned(report) = outcome else {
+            panic!("{outcome:?}");
+        };
+        // Stops at the segment of the open transaction (offset 7).
+        assert_eq!(report.end_offset, 7);
+        let kept: Vec<(i64, String, Option<String>)> = read_all(&log)
+            .into_iter()
+            .filter(|(_, k, _)| k.len() == 1)
+            .collect();
+        let rec = |o: i64, k: &str, v: &str| (o, k.to_string(), Some(v.to_string()));
+        assert_eq!(
+            kept,
+            vec![
+                rec(0, "a", "committed"),
+                rec(6, "b", "plain"),
+                rec(7, "b", "open"),
+                rec(8, "d", "after the open one"),
+            ]
+        );
+        // The markers stay (their 4-byte keys are what the filter above left out).
+        let snap = log.snapshot().unwrap();
+        let mut bytes = Vec::new();
+        log.read_into(&snap, 0, 1 << 20, &mut bytes).unwrap();
+        let controls = crate::record::BatchIter::new(&bytes)
+            .map(|b| BatchHeader::parse(b.unwrap()).unwrap())
+            .filter(BatchHeader::is_control)
+            .count();
+        assert_eq!(controls, 2);
+        assert_eq!(snap.last_stable_offset, 7);
     }
 
     #[test]

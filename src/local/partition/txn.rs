@@ -154,6 +154,24 @@ impl ProducerStates {
     }
 }
 
+/// Aborted transactions by producer: the offsets from their first record to their marker.
+#[derive(Debug, Default)]
+pub struct AbortedRanges {
+    by_producer: std::collections::HashMap<i64, Vec<(i64, i64)>>,
+}
+
+impl AbortedRanges {
+    /// Whether a transactional batch of `producer_id` at `offset` belongs to an aborted
+    /// transaction.
+    pub fn contains(&self, producer_id: i64, offset: i64) -> bool {
+        self.by_producer.get(&producer_id).is_some_and(|ranges| {
+            ranges
+                .iter()
+                .any(|&(first, last)| first <= offset && offset <= last)
+        })
+    }
+}
+
 /// A marker's content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Marker {
@@ -348,6 +366,31 @@ impl PartitionLog {
         let _lock = self.lock(crate::local::lock::LockMode::Shared)?;
         let listing = self.listing()?;
         ProducerStates::load(&self.dir, listing.producer_state)
+    }
+
+    /// Every aborted transaction the snapshot's segments index, for the cleaner, which drops
+    /// their records.
+    pub fn aborted_ranges(&self, snapshot: &Snapshot) -> Result<AbortedRanges> {
+        let mut out = AbortedRanges::default();
+        if !snapshot.has_transactions {
+            return Ok(out);
+        }
+        for seg in snapshot.segments() {
+            let path = segment_path(&self.dir, seg.base_offset, TXNINDEX_SUFFIX);
+            let bytes = match std::fs::File::open(&path) {
+                Ok(_) => read_limited(&path)?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(LocalError::io(format!("cannot open {}", path.display()), e)),
+            };
+            for chunk in bytes.chunks_exact(ABORTED_TXN_SIZE) {
+                let t = aborted_txn(chunk.try_into().expect("whole entries"));
+                out.by_producer
+                    .entry(t.producer_id)
+                    .or_default()
+                    .push((t.first_offset, t.last_offset));
+            }
+        }
+        Ok(out)
     }
 
     /// The aborted transactions a `read_committed` read from `from` up to `upper` must skip,
