@@ -365,6 +365,36 @@ impl Producer {
         Ok(())
     }
 
+    /// Adds a consumer group's offsets (topic, partition, the next offset to read) to the
+    /// transaction, opening one if none is: the group's committed offsets become these when
+    /// the transaction commits, and stay as they were when it aborts (Kafka's
+    /// `sendOffsetsToTransaction`, for consume-transform-produce loops). Nothing happens
+    /// without a `transactional.id`.
+    pub fn send_offsets_to_transaction(
+        &mut self,
+        group: &str,
+        offsets: &[(crate::kafka::TopicPartition, i64)],
+    ) -> Result<()> {
+        if self.transactional.is_none() {
+            return Ok(());
+        }
+        if self.builders.is_empty() {
+            self.start()?;
+        }
+        if !self.in_transaction {
+            self.begin_transaction()?;
+        }
+        match &mut self.sink {
+            Sink::Local(_) => {
+                if let Some(txn) = &mut self.local_transactions {
+                    txn.add_offsets(group, offsets)?;
+                }
+            }
+            Sink::Remote(producer) => producer.send_offsets_to_transaction(group, offsets)?,
+        }
+        Ok(())
+    }
+
     /// Commits the open transaction: every record sent since the last commit is written
     /// (durable, or acknowledged as `acks` asks), then its COMMIT markers. The next record
     /// opens the next transaction. Nothing happens when no transaction is open.

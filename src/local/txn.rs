@@ -93,6 +93,10 @@ pub struct TxnMetadata {
     /// When the open transaction began (-1 none).
     pub start_ms: i64,
     pub last_update_ms: i64,
+    /// In memory only: a change of this state could not be saved, so the state on disk is the
+    /// one to go by (the server reads it again before the next request).
+    #[serde(skip)]
+    pub unsaved: bool,
 }
 
 impl TxnMetadata {
@@ -110,6 +114,7 @@ impl TxnMetadata {
             offsets: Vec::new(),
             start_ms: -1,
             last_update_ms: now,
+            unsaved: false,
         }
     }
 

@@ -21,7 +21,7 @@ use super::group::{CommittedOffset, TopicPartition as GroupPartition};
 use super::lock::{FileLock, LockMode};
 use super::logdir::{LOCAL_NODE_ID, SERVER_LOCK};
 use super::partition::txn::{ABORT, COMMIT};
-use super::txn::{MAX_TIMEOUT_MS, TxnMetadata, TxnState, TxnStore};
+use super::txn::{MAX_TIMEOUT_MS, TxnMetadata, TxnOffset, TxnState, TxnStore};
 use super::{LocalError, LogDir, Result};
 use crate::kafka::TopicPartition;
 use crate::kafka::transactions::{
@@ -236,8 +236,12 @@ impl LocalTransactions {
         (self.meta.producer_id, self.meta.producer_epoch)
     }
 
-    /// Opens a transaction over `partitions`, saved before any of its data is written.
+    /// Opens a transaction over `partitions`, saved before any of its data is written. A
+    /// decision a failure interrupted is carried out first.
     pub fn begin(&mut self, partitions: &[TopicPartition]) -> Result<()> {
+        if self.meta.state.is_prepared() {
+            complete(&self.dir, &self.store, &mut self.meta)?;
+        }
         let meta = &mut self.meta;
         meta.state = TxnState::Ongoing;
         meta.start_ms = now_ms();
@@ -248,9 +252,39 @@ impl LocalTransactions {
         save(&self.store, meta)
     }
 
+    /// Holds a consumer group's offsets in the open transaction: the group gets them when it
+    /// commits.
+    pub fn add_offsets(&mut self, group: &str, offsets: &[(TopicPartition, i64)]) -> Result<()> {
+        let meta = &mut self.meta;
+        meta.add_group(group);
+        for ((topic, partition), offset) in offsets {
+            meta.put_offset(TxnOffset {
+                group: group.to_string(),
+                topic: topic.clone(),
+                partition: *partition,
+                offset: *offset,
+                leader_epoch: -1,
+            });
+        }
+        save(&self.store, meta)
+    }
+
     /// Ends the open transaction (its data written and durable): the decision is saved, then
     /// the markers are written to each of its partitions, then the end is saved.
     pub fn end(&mut self, commit: bool) -> Result<()> {
+        // A decision a failure interrupted (a marker not written): carried out again.
+        if self.meta.state.is_prepared() {
+            let decided = self.meta.state == TxnState::PrepareCommit;
+            complete(&self.dir, &self.store, &mut self.meta)?;
+            if decided != commit {
+                return Err(LocalError::Invalid(format!(
+                    "the transaction was already {} and cannot be {} now",
+                    if decided { "committed" } else { "aborted" },
+                    if commit { "committed" } else { "aborted" }
+                )));
+            }
+            return Ok(());
+        }
         if self.meta.state != TxnState::Ongoing {
             return Ok(());
         }

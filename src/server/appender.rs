@@ -85,7 +85,10 @@ pub async fn append(
     })
 }
 
-/// Writes what is queued, group by group, until the queue is empty.
+/// Writes what is queued, group by group, until the queue is empty. Transaction markers are
+/// written apart, after the data queued with them: an append with markers may fail after its
+/// data is durable (the partition's transaction state could not be saved), and the
+/// coordinator then writes its markers again, while a producer would write its data twice.
 fn drain(broker: &Broker, partition: &ServedPartition) {
     loop {
         let group = {
@@ -96,7 +99,14 @@ fn drain(broker: &Broker, partition: &ServedPartition) {
             }
             std::mem::take(&mut w.pending)
         };
-        write_group(broker, partition, group);
+        let (markers, data): (Vec<Pending>, Vec<Pending>) = group
+            .into_iter()
+            .partition(|p| p.headers.iter().any(BatchHeader::is_control));
+        for group in [data, markers] {
+            if !group.is_empty() {
+                write_group(broker, partition, group);
+            }
+        }
     }
 }
 

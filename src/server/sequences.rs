@@ -20,6 +20,9 @@ use crate::record::BatchHeader;
 /// How many recent batches per producer are remembered for duplicate detection (Kafka's
 /// producers keep at most five requests in flight).
 const RECENT: usize = 5;
+/// A producer's last sequence when only its epoch is known (from a transaction marker): its
+/// next batch at that epoch may carry any sequence.
+const ANY_SEQUENCE: i32 = i32::MIN;
 
 /// What to do with a batch.
 #[derive(Debug, PartialEq, Eq)]
@@ -62,8 +65,25 @@ pub type Staged = HashMap<i64, (i16, i32)>;
 impl Sequences {
     /// Checks a batch against what was written and what is staged; an accepted batch is staged.
     pub fn check(&self, staged: &mut Staged, h: &BatchHeader) -> Verdict {
-        // Markers come from the coordinator and carry no sequence.
-        if h.producer_id < 0 || h.is_control() {
+        if h.producer_id < 0 {
+            return Verdict::Append;
+        }
+        // Markers come from the coordinator and carry no sequence; one at a new epoch (a
+        // fenced producer's abort) refuses that producer's later data of older epochs.
+        if h.is_control() {
+            let current = staged.get(&h.producer_id).copied().or_else(|| {
+                self.producers
+                    .get(&h.producer_id)
+                    .map(|p| (p.epoch, p.last_seq))
+            });
+            match current {
+                Some((epoch, seq)) if epoch >= h.producer_epoch => {
+                    staged.insert(h.producer_id, (epoch, seq));
+                }
+                _ => {
+                    staged.insert(h.producer_id, (h.producer_epoch, ANY_SEQUENCE));
+                }
+            }
             return Verdict::Append;
         }
         let last_seq = h.last_sequence();
@@ -96,7 +116,7 @@ impl Sequences {
             } else {
                 next_sequence(seq)
             };
-            if h.base_sequence != expected {
+            if h.base_sequence != expected && !(h.producer_epoch == epoch && seq == ANY_SEQUENCE) {
                 return Verdict::Refuse(
                     ResponseError::OutOfOrderSequenceNumber,
                     format!(
@@ -112,7 +132,27 @@ impl Sequences {
 
     /// Records a batch written at `base_offset`.
     pub fn written(&mut self, h: &BatchHeader, base_offset: i64) {
-        if h.producer_id < 0 || h.is_control() {
+        if h.producer_id < 0 {
+            return;
+        }
+        if h.is_control() {
+            // A marker at a newer epoch fences the older ones (see `check`).
+            match self.producers.get_mut(&h.producer_id) {
+                Some(p) if p.epoch >= h.producer_epoch => {}
+                Some(p) => {
+                    p.epoch = h.producer_epoch;
+                    p.last_seq = ANY_SEQUENCE;
+                    p.recent.clear();
+                }
+                None => {
+                    let p = Producer {
+                        epoch: h.producer_epoch,
+                        last_seq: ANY_SEQUENCE,
+                        recent: VecDeque::new(),
+                    };
+                    self.producers.insert(h.producer_id, p);
+                }
+            }
             return;
         }
         let p = self.producers.entry(h.producer_id).or_default();
@@ -249,5 +289,41 @@ mod tests {
             s.check(&mut Staged::new(), &batch(9, 3, 99, 1)),
             Verdict::Append
         );
+    }
+
+    fn marker(pid: i64, epoch: i16) -> BatchHeader {
+        BatchHeader {
+            attributes: 0x30,
+            base_sequence: -1,
+            ..batch(pid, epoch, -1, 1)
+        }
+    }
+
+    /// A marker at a new epoch (the coordinator fencing a producer) refuses that producer's
+    /// data of older epochs, queued behind it or sent after; a marker of a producer not seen
+    /// before lets its next batch carry any sequence.
+    #[test]
+    fn a_fencing_marker_refuses_older_epochs() {
+        let mut s = Sequences::default();
+        let mut staged = Staged::new();
+        assert_eq!(s.check(&mut staged, &batch(7, 0, 0, 2)), Verdict::Append);
+        s.written(&batch(7, 0, 0, 2), 0);
+        let mut staged = Staged::new();
+        assert_eq!(s.check(&mut staged, &marker(7, 1)), Verdict::Append);
+        assert!(matches!(
+            s.check(&mut staged, &batch(7, 0, 2, 1)),
+            Verdict::Refuse(ResponseError::InvalidProducerEpoch, _)
+        ));
+        s.written(&marker(7, 1), 2);
+        let mut staged = Staged::new();
+        assert!(matches!(
+            s.check(&mut staged, &batch(7, 0, 2, 1)),
+            Verdict::Refuse(ResponseError::InvalidProducerEpoch, _)
+        ));
+        assert_eq!(s.check(&mut staged, &batch(7, 2, 0, 1)), Verdict::Append);
+        // Known from a marker only: any sequence at its epoch.
+        s.written(&marker(9, 3), 5);
+        let mut staged = Staged::new();
+        assert_eq!(s.check(&mut staged, &batch(9, 3, 41, 1)), Verdict::Append);
     }
 }

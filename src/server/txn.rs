@@ -111,7 +111,8 @@ impl Transactions {
         slot: &'a mut Slot,
         id: &str,
     ) -> Result<&'a mut Option<TxnMetadata>, Refused> {
-        if !slot.loaded {
+        // A state whose change could not be saved is read again: the disk's is the truth.
+        if !slot.loaded || slot.meta.as_ref().is_some_and(|m| m.unsaved) {
             let store = self.store.clone();
             let id = id.to_string();
             slot.meta = blocking(move || store.load(&id)).await.map_err(storage)?;
@@ -123,7 +124,10 @@ impl Transactions {
     async fn save(&self, meta: &mut TxnMetadata) -> Result<(), Refused> {
         meta.last_update_ms = now_ms();
         let (store, copy) = (self.store.clone(), meta.clone());
-        blocking(move || store.save(&copy)).await.map_err(storage)
+        let saved = blocking(move || store.save(&copy)).await.map_err(storage);
+        // Not acted on: the request fails, and the next one reads the saved state again.
+        meta.unsaved = saved.is_err();
+        saved
     }
 
     /// InitProducerId with a transactional id: the id's producer id with its next epoch. An
@@ -489,6 +493,14 @@ impl Transactions {
     /// Aborts the open transactions past their timeout, fencing their producers (a new
     /// epoch), as Kafka's coordinator does.
     pub async fn abort_timed_out(&self, broker: &Arc<Broker>) {
+        // Ids asked about but never initialized leave empty slots: dropped when idle, so that
+        // requests naming random ids do not make the map grow.
+        {
+            let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            slots.retain(|_, s| {
+                Arc::strong_count(s) > 1 || s.try_lock().map_or(true, |g| g.meta.is_some())
+            });
+        }
         let now = now_ms();
         let slots: Vec<(String, Arc<tokio::sync::Mutex<Slot>>)> = {
             let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
@@ -504,6 +516,15 @@ impl Transactions {
             let Some(meta) = slot.meta.as_mut() else {
                 continue;
             };
+            // A decision whose markers could not all be written: tried again.
+            if meta.state.is_prepared() {
+                if let Err((_, e)) = self.complete(broker, meta).await {
+                    broker.log.warn(&format!(
+                        "Cannot finish the transaction of '{id}' decided before: {e}"
+                    ));
+                }
+                continue;
+            }
             let expired = meta.state == TxnState::Ongoing
                 && meta.start_ms >= 0
                 && meta.start_ms.saturating_add(i64::from(meta.timeout_ms)) < now;
@@ -547,6 +568,9 @@ impl Transactions {
     pub async fn recover(&self, broker: &Arc<Broker>) -> Result<(), Refused> {
         let store = self.store.clone();
         let all = blocking(move || store.list()).await.map_err(storage)?;
+        // Every id gets its slot first, so that the timeout scan sees every open transaction
+        // even when finishing one decision fails.
+        let mut prepared = Vec::new();
         for meta in all {
             let id = meta.transactional_id.clone();
             let slot = self.slot(&id);
@@ -555,10 +579,21 @@ impl Transactions {
             let meta = slot.meta.insert(meta);
             self.note_pending(meta);
             if meta.state.is_prepared() {
-                self.complete(broker, meta).await?;
+                prepared.push(id);
             }
         }
-        Ok(())
+        let mut failed = None;
+        for id in prepared {
+            let slot = self.slot(&id);
+            let mut slot = slot.lock().await;
+            if let Some(meta) = slot.meta.as_mut()
+                && let Err((code, e)) = self.complete(broker, meta).await
+            {
+                // Tried again by the scan (see `abort_timed_out`).
+                failed = Some((code, format!("transactional id '{id}': {e}")));
+            }
+        }
+        failed.map_or(Ok(()), Err)
     }
 }
 

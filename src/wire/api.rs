@@ -6,12 +6,13 @@
 //! the broker-side decoders are never compiled.
 
 use kafka_protocol::messages::{
-    AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, ApiKey, ApiVersionsRequest,
-    ApiVersionsResponse, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse,
-    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, CreatePartitionsRequest,
-    CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse, DeleteGroupsRequest,
-    DeleteGroupsResponse, DeleteRecordsRequest, DeleteRecordsResponse, DeleteTopicsRequest,
-    DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse, DescribeConfigsRequest,
+    AddOffsetsToTxnRequest, AddOffsetsToTxnResponse, AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse, ApiKey, ApiVersionsRequest, ApiVersionsResponse,
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse, CreatePartitionsRequest, CreatePartitionsResponse,
+    CreateTopicsRequest, CreateTopicsResponse, DeleteGroupsRequest, DeleteGroupsResponse,
+    DeleteRecordsRequest, DeleteRecordsResponse, DeleteTopicsRequest, DeleteTopicsResponse,
+    DescribeClusterRequest, DescribeClusterResponse, DescribeConfigsRequest,
     DescribeConfigsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
     DescribeProducersRequest, DescribeProducersResponse, DescribeTopicPartitionsRequest,
     DescribeTopicPartitionsResponse, DescribeTransactionsRequest, DescribeTransactionsResponse,
@@ -24,7 +25,8 @@ use kafka_protocol::messages::{
     OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest,
     OffsetFetchResponse, ProduceRequest, ProduceResponse, SaslAuthenticateRequest,
     SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse, SyncGroupRequest,
-    SyncGroupResponse, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
+    SyncGroupResponse, TxnOffsetCommitRequest, TxnOffsetCommitResponse, WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message, VersionRange};
 
@@ -101,6 +103,8 @@ apis! {
     WriteTxnMarkers: WriteTxnMarkersRequest => WriteTxnMarkersResponse;
     AddPartitionsToTxn: AddPartitionsToTxnRequest => AddPartitionsToTxnResponse;
     EndTxn: EndTxnRequest => EndTxnResponse;
+    AddOffsetsToTxn: AddOffsetsToTxnRequest => AddOffsetsToTxnResponse;
+    TxnOffsetCommit: TxnOffsetCommitRequest => TxnOffsetCommitResponse;
     Fetch: FetchRequest => FetchResponse;
     ListOffsets: ListOffsetsRequest => ListOffsetsResponse;
     FindCoordinator: FindCoordinatorRequest => FindCoordinatorResponse;

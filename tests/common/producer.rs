@@ -11,9 +11,29 @@ use kafkit::record::Compression;
 /// An idempotent producer (acks=all, 5 requests in flight) for `topic` on the cluster at
 /// `bootstrap`.
 pub fn idempotent(bootstrap: &str, topic: &str) -> Producer {
+    producer(Some(bootstrap), None, topic, None)
+}
+
+/// A transactional producer of `id` for `topic`: on the cluster at `bootstrap`, or on the
+/// embedded log at `log_dir`.
+pub fn transactional(
+    bootstrap: Option<&str>,
+    log_dir: Option<&std::path::Path>,
+    topic: &str,
+    id: &str,
+) -> Producer {
+    producer(bootstrap, log_dir, topic, Some(id))
+}
+
+fn producer(
+    bootstrap: Option<&str>,
+    log_dir: Option<&std::path::Path>,
+    topic: &str,
+    transactional_id: Option<&str>,
+) -> Producer {
     let client = Client::open(&ConnectOptions {
-        bootstrap_servers: Some(bootstrap.to_string()),
-        log_dir: None,
+        bootstrap_servers: bootstrap.map(str::to_string),
+        log_dir: log_dir.map(std::path::Path::to_path_buf),
         properties: [("request.timeout.ms".to_string(), "10000".to_string())].into(),
     })
     .expect("connects");
@@ -31,10 +51,25 @@ pub fn idempotent(bootstrap: &str, topic: &str) -> Producer {
         idempotence: true,
         max_in_flight: 5,
         delivery_timeout: Duration::from_secs(120),
-        transactional_id: None,
+        transactional_id: transactional_id.map(str::to_string),
         transaction_timeout_ms: 60_000,
     };
     client.into_producer(topic, batching, delivery)
+}
+
+/// Sends `value` to partition 0.
+pub fn send(producer: &mut Producer, value: &str) {
+    let record = ProducerRecord {
+        key: None,
+        value: Some(value.as_bytes()),
+        headers: &[],
+        timestamp: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .expect("after 1970")
+            .as_millis() as i64,
+        partition: Some(0),
+    };
+    producer.send(record).expect("send");
 }
 
 /// Sends `value` to partition 0 as a batch of its own, without waiting for its answer.

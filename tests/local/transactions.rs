@@ -257,3 +257,47 @@ fn kill_9_of_a_transactional_producer_leaves_whole_transactions() {
         "no transaction was committed before a kill"
     );
 }
+
+/// The library's transactional producer on the embedded log, with a consumer group's offsets:
+/// a committed transaction's records and offsets land together, an aborted one's neither.
+#[test]
+fn offsets_sent_in_a_transaction_commit_with_it() {
+    use crate::common::producer::{send, transactional};
+    let k = Kafkit::new();
+    k.ok("kafka-topics", &["--create", "--topic", "t"], None);
+    let mut producer = transactional(None, Some(k.log_dir()), "t", "lib-tx");
+    send(&mut producer, "kept");
+    producer
+        .send_offsets_to_transaction("g", &[(("t".to_string(), 0), 42)])
+        .unwrap();
+    producer.commit_transaction().unwrap();
+    send(&mut producer, "dropped");
+    producer
+        .send_offsets_to_transaction("g", &[(("t".to_string(), 0), 50)])
+        .unwrap();
+    producer.abort_transaction().unwrap();
+    producer.close().unwrap();
+    let described = k.ok(
+        "kafka-consumer-groups",
+        &["--describe", "--group", "g"],
+        None,
+    );
+    let row = described
+        .lines()
+        .find(|l| l.starts_with("g "))
+        .unwrap_or_else(|| panic!("{described}"));
+    assert_eq!(row.split_whitespace().nth(3), Some("42"), "{described}");
+    let committed = k.ok(
+        "kafka-console-consumer",
+        &[
+            "--topic",
+            "t",
+            "--from-beginning",
+            "--until-end",
+            "--isolation-level",
+            "read_committed",
+        ],
+        None,
+    );
+    assert_eq!(committed, "kept\n");
+}

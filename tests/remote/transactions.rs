@@ -217,3 +217,53 @@ fn abort_and_force_terminate_end_an_open_transaction() {
         assert_eq!(read(p), format!("p-t0-p{p}\n"));
     }
 }
+
+/// The library's transactional producer with a consumer group's offsets
+/// (`send_offsets_to_transaction`): a committed transaction's records and offsets land
+/// together, an aborted one's neither.
+#[test]
+fn offsets_sent_in_a_transaction_commit_with_it() {
+    use crate::common::producer::{send, transactional};
+    let Some(bootstrap) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("txn-offsets");
+    broker::java_create_topic(&topic, 1);
+    let group = format!("{topic}-group");
+    let mut producer = transactional(Some(&bootstrap), None, &topic, &format!("{topic}-tx"));
+    send(&mut producer, "kept");
+    producer
+        .send_offsets_to_transaction(&group, &[((topic.clone(), 0), 42)])
+        .unwrap();
+    producer.commit_transaction().unwrap();
+    send(&mut producer, "dropped");
+    producer
+        .send_offsets_to_transaction(&group, &[((topic.clone(), 0), 50)])
+        .unwrap();
+    producer.abort_transaction().unwrap();
+    producer.close().unwrap();
+    let described = broker::ok(
+        "kafka-consumer-groups",
+        &["--describe", "--group", &group],
+        None,
+    );
+    let row = described
+        .lines()
+        .find(|l| l.contains(&topic))
+        .unwrap_or_else(|| panic!("{described}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[3], "42", "{described}");
+    let committed = broker::ok(
+        "kafka-console-consumer",
+        &[
+            "--topic",
+            &topic,
+            "--from-beginning",
+            "--until-end",
+            "--isolation-level",
+            "read_committed",
+        ],
+        None,
+    );
+    assert_eq!(committed, "kept\n");
+}

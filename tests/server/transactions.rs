@@ -54,10 +54,10 @@ fn committed(k: &Kafkit, bootstrap: Option<&str>, topic: &str) -> Vec<String> {
     values
 }
 
-/// 100 transactions of Java's producer over three partitions of one topic and one of
+/// 200 transactions of Java's producer over three partitions of one topic and one of
 /// another, every other one aborted, each with the offset of a group: `read_committed`
 /// readers (Java's, ours through the server, ours on the directory) see exactly the records
-/// of the 50 committed ones, and the group's offset is the last committed transaction's.
+/// of the 100 committed ones, and the group's offset is the last committed transaction's.
 #[test]
 fn java_transactions_commit_and_abort_across_topics_with_offsets() {
     let Some(apps) = apps() else { return };
@@ -71,11 +71,11 @@ fn java_transactions_commit_and_abort_across_topics_with_offsets() {
         apps,
         work.path(),
         "producer",
-        &["produce", b, "java-tx", "100", "ta", "tb", "txg"],
+        &["produce", b, "java-tx", "200", "ta", "tb", "txg"],
     );
     assert_eq!(out, "done\n", "{}", server_tail(&server));
 
-    let mut expected: Vec<String> = (0..100)
+    let mut expected: Vec<String> = (0..200)
         .step_by(2)
         .flat_map(|round| (0..4).map(move |n| format!("c-{round}-{n}")))
         .collect();
@@ -84,7 +84,7 @@ fn java_transactions_commit_and_abort_across_topics_with_offsets() {
         apps,
         work.path(),
         "consumer",
-        &["consume", b, "200", "ta", "tb"],
+        &["consume", b, "400", "ta", "tb"],
     );
     assert_eq!(java.lines().collect::<Vec<_>>(), expected);
     let mut ours = committed(&k, Some(b), "ta");
@@ -102,7 +102,7 @@ fn java_transactions_commit_and_abort_across_topics_with_offsets() {
         None,
     );
     assert!(all.lines().any(|l| l.starts_with("a-")), "{all}");
-    // The offset of the last committed transaction (round 98 commits 99).
+    // The offset of the last committed transaction (round 198 commits 199).
     let groups = k.ok(
         "kafka-consumer-groups",
         &["--describe", "--group", "txg"],
@@ -111,7 +111,7 @@ fn java_transactions_commit_and_abort_across_topics_with_offsets() {
     assert!(
         groups
             .lines()
-            .any(|l| l.split_whitespace().take(4).collect::<Vec<_>>() == ["txg", "ta", "0", "99"]),
+            .any(|l| l.split_whitespace().take(4).collect::<Vec<_>>() == ["txg", "ta", "0", "199"]),
         "{groups}"
     );
 }
@@ -666,4 +666,73 @@ fn kafka_transactions_on_the_directory_aborts_and_fences() {
     for p in ["1", "2"] {
         assert_eq!(read(p), format!("l-t0-p{p}\n"), "{end}");
     }
+}
+
+/// A transaction whose producer died is aborted by the server once its
+/// `transaction.timeout.ms` has passed, fencing the id: `read_committed` readers then pass it.
+#[test]
+fn a_transaction_left_open_is_aborted_at_its_timeout() {
+    let k = Kafkit::new();
+    let server = Server::start(k.log_dir(), &[]);
+    k.ok(
+        "kafka-topics",
+        &["--create", "--topic", "late", "--partitions", "3"],
+        None,
+    );
+    let out = rdkafka_with(
+        &server.bootstrap,
+        "late-tx",
+        "late",
+        "t",
+        &["1", "hang", "1500"],
+    )
+    .wait_with_output()
+    .unwrap();
+    assert_eq!(
+        text(&out.stdout),
+        "committed 0\nopen 1\n",
+        "{}",
+        text(&out.stderr)
+    );
+    let describe = || {
+        k.ok(
+            "kafka-transactions",
+            &[
+                "--bootstrap-server",
+                &server.bootstrap,
+                "describe",
+                "--transactional-id",
+                "late-tx",
+            ],
+            None,
+        )
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !describe().contains("CompleteAbort") {
+        assert!(
+            Instant::now() < deadline,
+            "{}\n{}",
+            describe(),
+            server.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let row: Vec<String> = describe()
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split('\t')
+        .map(|c| c.trim().to_string())
+        .collect();
+    // Fenced: one epoch up.
+    assert_eq!(row[3], "1", "{row:?}");
+    assert_eq!(
+        committed(&k, None, "late"),
+        ["t-t0-p0", "t-t0-p1", "t-t0-p2"]
+    );
+    assert!(
+        server
+            .stderr()
+            .contains("stayed open past its transaction.timeout.ms")
+    );
 }

@@ -45,6 +45,8 @@ const MAX_STATE_FILE: u64 = 64 << 20;
 /// `producer.id.expiration.ms` default), so the snapshot does not grow with every producer
 /// that ever wrote here.
 const PRODUCER_EXPIRATION_MS: i64 = 86_400_000;
+/// The most producers without an open transaction a snapshot keeps.
+const MAX_IDLE_PRODUCERS: usize = 10_000;
 
 /// A control record's type: what a marker ends its transaction with.
 pub const ABORT: i16 = 0;
@@ -114,7 +116,7 @@ impl ProducerStates {
                 coordinator_epoch: -1,
                 current_txn_first_offset: -1,
             });
-        entry.epoch = h.producer_epoch;
+        entry.epoch = entry.epoch.max(h.producer_epoch);
         entry.last_offset = h.last_offset();
         entry.offset_delta = h.last_offset_delta;
         entry.timestamp = h.max_timestamp;
@@ -143,6 +145,21 @@ impl ProducerStates {
             p.current_txn_first_offset >= 0
                 || now.saturating_sub(p.timestamp) < PRODUCER_EXPIRATION_MS
         });
+        // Timestamps are the producers' own (a clock ahead keeps them): past a bound, the
+        // producers with no open transaction that wrote longest ago go first.
+        if self.producers.len() > MAX_IDLE_PRODUCERS {
+            let mut idle: Vec<(i64, i64)> = self
+                .producers
+                .values()
+                .filter(|p| p.current_txn_first_offset < 0)
+                .map(|p| (p.timestamp, p.producer_id))
+                .collect();
+            idle.sort_unstable();
+            let excess = self.producers.len() - MAX_IDLE_PRODUCERS;
+            for (_, id) in idle.into_iter().take(excess) {
+                self.producers.remove(&id);
+            }
+        }
         let number = self.number.map_or(log_end, |n| log_end.max(n + 1));
         let entries: Vec<ProducerEntry> = self.producers.values().copied().collect();
         write_atomically(
@@ -273,6 +290,9 @@ impl TxnAppend {
 
     /// After the data is durable: indexes the aborted transactions in the segments holding
     /// their markers (`segment_of` maps an offset to its segment's base) and saves the state.
+    /// Without markers there is nothing to do (the opens were saved ahead), so an append of
+    /// transactional data never fails once its data is durable; one with markers may, and its
+    /// writer (the coordinator) writes them again.
     pub(crate) fn finish(
         self,
         dir: &Path,
@@ -280,6 +300,9 @@ impl TxnAppend {
         log_end: i64,
         segment_of: impl Fn(i64) -> i64,
     ) -> Result<()> {
+        if changes.iter().all(|c| c.marker.is_none()) {
+            return Ok(());
+        }
         let mut state = self.before;
         let mut aborted = Vec::new();
         for change in changes {
@@ -396,7 +419,9 @@ impl PartitionLog {
     /// The aborted transactions a `read_committed` read from `from` up to `upper` must skip,
     /// as Kafka's Fetch lists them: (producer id, first offset) of every `.txnindex` entry of
     /// the snapshot's segments with its marker at or after `from` and its first offset below
-    /// `upper`, in index order.
+    /// `upper`, in index order. An entry sits in the segment of its marker, which may come
+    /// after `upper`: the segments are read on until one holds an entry written when the last
+    /// stable offset had passed `upper` (no transaction begun below it was open any more).
     pub fn aborted_transactions(
         &self,
         snapshot: &Snapshot,
@@ -412,20 +437,22 @@ impl PartitionLog {
             .saturating_sub(1);
         let mut out = Vec::new();
         for seg in &segs[first..] {
-            if seg.base_offset >= upper {
-                break;
-            }
             let path = segment_path(&self.dir, seg.base_offset, TXNINDEX_SUFFIX);
             let bytes = match std::fs::File::open(&path) {
                 Ok(_) => read_limited(&path)?,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(LocalError::io(format!("cannot open {}", path.display()), e)),
             };
+            let mut past = false;
             for chunk in bytes.chunks_exact(ABORTED_TXN_SIZE) {
                 let t = aborted_txn(chunk.try_into().expect("whole entries"));
                 if t.last_offset >= from && t.first_offset < upper {
                     out.push((t.producer_id, t.first_offset));
                 }
+                past |= t.last_stable_offset >= upper;
+            }
+            if past {
+                break;
             }
         }
         Ok(out)
@@ -549,6 +576,23 @@ mod tests {
             })
             .count();
         assert_eq!(snapshots, 1);
+    }
+
+    /// The marker of an aborted transaction in a segment after the data: a read that ends
+    /// before that segment still lists the transaction.
+    #[test]
+    fn an_abort_marker_in_a_later_segment_is_still_listed() {
+        let (_root, log) = new_log();
+        let rolling = PartitionConfig {
+            segment_bytes: 100,
+            ..PartitionConfig::default()
+        };
+        log.append(&mut data(4, 0, &["a", "b"], true), &rolling)
+            .unwrap();
+        log.append(&mut marker(4, 0, ABORT), &rolling).unwrap();
+        let snap = log.snapshot().unwrap();
+        assert!(snap.segments().len() >= 2, "{:?}", snap.segments());
+        assert_eq!(log.aborted_transactions(&snap, 0, 2).unwrap(), vec![(4, 0)]);
     }
 
     #[test]

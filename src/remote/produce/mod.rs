@@ -257,6 +257,26 @@ impl Producer {
         ))
     }
 
+    /// Sends a consumer group's offsets in the transaction (transactional producers only).
+    pub fn send_offsets_to_transaction(
+        &mut self,
+        group: &str,
+        offsets: &[(crate::kafka::TopicPartition, i64)],
+    ) -> Result<()> {
+        self.sender.check()?;
+        let s = &mut self.sender;
+        let (Some(txn), Some(producer)) = (&mut s.txn, s.producer) else {
+            return Ok(());
+        };
+        self.runtime.block_on(txn.send_offsets(
+            &mut s.client,
+            &s.settings,
+            producer,
+            group,
+            offsets,
+        ))
+    }
+
     /// Commits or aborts the transaction, once every batch of it is acknowledged
     /// ([`Producer::flush`] first).
     pub fn end_transaction(&mut self, commit: bool) -> Result<()> {

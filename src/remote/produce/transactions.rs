@@ -1,7 +1,8 @@
 //! The producer's transactions on a cluster, as Kafka's transaction version 1 runs them (what
 //! librdkafka and Java's producer on older clusters do): InitProducerId with the
 //! transactional id at its coordinator (FindCoordinator), AddPartitionsToTxn before the first
-//! record of a transaction, EndTxn once the transaction's records are acknowledged. A request
+//! record of a transaction, AddOffsetsToTxn and TxnOffsetCommit (at the group's coordinator)
+//! for a consumer group's offsets, EndTxn once the transaction's records are acknowledged. A request
 //! the coordinator answers CONCURRENT_TRANSACTIONS (it is still writing the last transaction's
 //! markers) or with a coordinator error, or whose connection fails, is sent again with
 //! backoff, up to `max.block.ms`.
@@ -9,13 +10,19 @@
 use std::time::Duration;
 
 use kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
+use kafka_protocol::messages::txn_offset_commit_request::{
+    TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic,
+};
 use kafka_protocol::messages::{
-    AddPartitionsToTxnRequest, EndTxnRequest, InitProducerIdRequest, ProducerId, TransactionalId,
+    AddOffsetsToTxnRequest, AddPartitionsToTxnRequest, EndTxnRequest, GroupId,
+    InitProducerIdRequest, ProducerId, TransactionalId, TxnOffsetCommitRequest,
 };
 use kafka_protocol::protocol::StrBytes;
 
 use super::super::admin::{Client, topic_name};
-use super::super::coordinator::{Coordinator, find_transaction_coordinator, is_coordinator_error};
+use super::super::coordinator::{
+    Coordinator, find_coordinator, find_transaction_coordinator, is_coordinator_error,
+};
 use super::super::error::{RemoteError, Result};
 use crate::kafka::producer::ProducerSettings;
 use crate::wire::api::Api;
@@ -154,6 +161,88 @@ impl TxnCoordinator {
         self.ask(client, settings, "AddPartitionsToTxn", &request, code_of)
             .await
             .map(drop)
+    }
+
+    /// Adds `group` to the transaction (AddOffsetsToTxn) and sends its offsets
+    /// (TxnOffsetCommit at the group's coordinator, as an admin would: no generation, no
+    /// member), which the group gets when the transaction commits.
+    pub async fn send_offsets(
+        &mut self,
+        client: &mut Client,
+        settings: &ProducerSettings,
+        producer: (i64, i16),
+        group: &str,
+        offsets: &[(crate::kafka::TopicPartition, i64)],
+    ) -> Result<()> {
+        let group_id = GroupId(StrBytes::from_string(group.to_string()));
+        let request = AddOffsetsToTxnRequest::default()
+            .with_transactional_id(self.id())
+            .with_producer_id(ProducerId(producer.0))
+            .with_producer_epoch(producer.1)
+            .with_group_id(group_id.clone());
+        self.ask(client, settings, "AddOffsetsToTxn", &request, |r| {
+            r.error_code
+        })
+        .await?;
+        let mut topics: std::collections::BTreeMap<&str, Vec<TxnOffsetCommitRequestPartition>> =
+            Default::default();
+        for ((topic, partition), offset) in offsets {
+            topics.entry(topic).or_default().push(
+                TxnOffsetCommitRequestPartition::default()
+                    .with_partition_index(*partition)
+                    .with_committed_offset(*offset)
+                    .with_committed_leader_epoch(-1),
+            );
+        }
+        let request = TxnOffsetCommitRequest::default()
+            .with_transactional_id(self.id())
+            .with_group_id(group_id)
+            .with_producer_id(ProducerId(producer.0))
+            .with_producer_epoch(producer.1)
+            .with_generation_id(-1)
+            .with_topics(
+                topics
+                    .into_iter()
+                    .map(|(t, partitions)| {
+                        TxnOffsetCommitRequestTopic::default()
+                            .with_name(topic_name(t))
+                            .with_partitions(partitions)
+                    })
+                    .collect(),
+            );
+        let start = tokio::time::Instant::now();
+        let mut backoff = Duration::from_millis(20);
+        loop {
+            let conn = client.live_connection().await?;
+            let mut coordinator = find_coordinator(conn, group).await?;
+            let conn = &mut coordinator.conn;
+            let version = conn.version::<TxnOffsetCommitRequest>()?;
+            let response = conn.send(&request, version).await?;
+            let code = response
+                .topics
+                .iter()
+                .flat_map(|t| &t.partitions)
+                .map(|p| p.error_code)
+                .find(|&c| c != 0)
+                .unwrap_or(0);
+            match code {
+                0 => return Ok(()),
+                code if (code == CONCURRENT_TRANSACTIONS || is_coordinator_error(code))
+                    && start.elapsed() < settings.max_block => {}
+                code => {
+                    let e = RemoteError::broker(code, None);
+                    return Err(RemoteError::Broker {
+                        code,
+                        message: format!(
+                            "TxnOffsetCommit of group '{group}' for transactional id '{}' failed: {e}",
+                            self.id
+                        ),
+                    });
+                }
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
     }
 
     /// Commits or aborts the transaction.

@@ -60,12 +60,21 @@ pub async fn handle(
         for (name, parts) in &mut checked {
             for (index, part) in parts.iter_mut() {
                 let Ok((_, _, headers)) = part else { continue };
-                let Some(h) = headers.iter().find(|h| h.is_transactional()) else {
-                    continue;
-                };
-                let who = (id.as_str(), h.producer_id, h.producer_epoch);
-                if let Err(refused) = broker.txns.verify_produce(who, name, *index, version).await {
-                    *part = Err(refused);
+                // Every producer and epoch of the batches: one may not hide behind another.
+                let mut producers: Vec<(i64, i16)> = headers
+                    .iter()
+                    .filter(|h| h.is_transactional())
+                    .map(|h| (h.producer_id, h.producer_epoch))
+                    .collect();
+                producers.dedup();
+                for (pid, epoch) in producers {
+                    let who = (id.as_str(), pid, epoch);
+                    if let Err(refused) =
+                        broker.txns.verify_produce(who, name, *index, version).await
+                    {
+                        *part = Err(refused);
+                        break;
+                    }
                 }
             }
         }

@@ -1,12 +1,12 @@
 """librdkafka's transactional producer (confluent-kafka) against kafka-server-start.
 
-transactions.py BOOTSTRAP TRANSACTIONAL_ID TOPIC PREFIX COUNT [hang]
+transactions.py BOOTSTRAP TRANSACTIONAL_ID TOPIC PREFIX COUNT [hang [TIMEOUT_MS]]
     COUNT transactions (COUNT -1: until killed or an error), each sending PREFIX-tN-pK to
     partitions K = 0, 1, 2 of TOPIC. Transactions N with N % 3 == 2 are aborted, the others
     committed; each prints "committed N" or "aborted N" once the server answered. Exits 0 after
     COUNT transactions, 1 on an error (printed on stderr). With "hang", one more transaction
-    is sent and left open (transaction.timeout.ms 60 s): "open N" is printed and the process
-    ends at once.
+    is sent and left open (transaction.timeout.ms TIMEOUT_MS, 60 s by default): "open N" is
+    printed and the process ends at once.
 """
 
 import os
@@ -19,12 +19,13 @@ from confluent_kafka import KafkaException, Producer
 def main():
     bootstrap, transactional_id, topic, prefix, count = sys.argv[1:6]
     count = int(count)
-    hang = sys.argv[6:] == ["hang"]
+    hang = sys.argv[6:7] == ["hang"]
+    timeout = int(sys.argv[7]) if len(sys.argv) > 7 else 60000
     producer = Producer(
         {
             "bootstrap.servers": bootstrap,
             "transactional.id": transactional_id,
-            "transaction.timeout.ms": 60000 if hang else 10000,
+            "transaction.timeout.ms": timeout if hang else 10000,
         }
     )
     try:
