@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::error::{IoContext, LocalError, Result};
-use super::group::{decode_name, encode_name};
+use super::group::{CommittedOffset, TopicPartition, decode_name, encode_name};
 use super::logdir::write_atomically;
 
 /// The directory under the log dir that holds every transactional id.
@@ -28,6 +28,8 @@ pub const TRANSACTIONS_DIR: &str = "transactions";
 /// Kafka's `transaction.max.timeout.ms` default: the longest `transaction.timeout.ms` a
 /// producer may ask for.
 pub const MAX_TIMEOUT_MS: i32 = 900_000;
+/// An epoch this high is exhausted: the id gets a new producer id at epoch 0 (as Kafka).
+const LAST_EPOCH: i16 = i16::MAX - 1;
 const SUFFIX: &str = ".json";
 /// A state file larger than this is not one kafkit wrote (a transaction of a million
 /// partitions takes about 30 MB).
@@ -158,13 +160,43 @@ impl TxnMetadata {
         }
     }
 
-    /// The pending offsets per group.
-    pub fn offsets_by_group(&self) -> BTreeMap<&str, Vec<&TxnOffset>> {
-        let mut out: BTreeMap<&str, Vec<&TxnOffset>> = BTreeMap::new();
+    /// The pending offsets per group, as the group store commits them.
+    pub fn offsets_by_group(&self) -> BTreeMap<String, BTreeMap<TopicPartition, CommittedOffset>> {
+        let mut out: BTreeMap<String, BTreeMap<TopicPartition, CommittedOffset>> = BTreeMap::new();
         for o in &self.offsets {
-            out.entry(o.group.as_str()).or_default().push(o);
+            let committed = CommittedOffset {
+                offset: o.offset,
+                leader_epoch: (o.leader_epoch >= 0).then_some(o.leader_epoch),
+            };
+            out.entry(o.group.clone())
+                .or_default()
+                .insert((o.topic.clone(), o.partition), committed);
         }
         out
+    }
+
+    /// The next epoch, or `new_producer_id()` at epoch 0 once the epoch is exhausted (as
+    /// Kafka's coordinator does at 32766).
+    pub fn bump_epoch(&mut self, new_producer_id: impl FnOnce() -> i64) {
+        self.last_producer_epoch = self.producer_epoch;
+        if self.producer_epoch >= LAST_EPOCH {
+            self.producer_id = new_producer_id();
+            self.producer_epoch = 0;
+            self.last_producer_epoch = -1;
+        } else {
+            self.producer_epoch += 1;
+        }
+    }
+
+    /// The decided transaction is complete: its markers and offsets are written.
+    pub fn completed(&mut self) {
+        self.state = match self.state {
+            TxnState::PrepareCommit => TxnState::CompleteCommit,
+            _ => TxnState::CompleteAbort,
+        };
+        self.partitions.clear();
+        self.groups.clear();
+        self.offsets.clear();
     }
 }
 

@@ -12,12 +12,10 @@
 //! the server lock shared for its whole run (so no server starts under it) and its id's lock
 //! exclusively (so one process at a time uses an id, and no fence changes it meanwhile).
 
-use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use kafka_protocol::ResponseError;
 
-use super::group::{CommittedOffset, TopicPartition as GroupPartition};
 use super::lock::{FileLock, LockMode};
 use super::logdir::{LOCAL_NODE_ID, SERVER_LOCK};
 use super::partition::txn::{ABORT, COMMIT};
@@ -175,14 +173,14 @@ fn fence(dir: &LogDir, store: &TxnStore, id: &str, timeout_ms: i32) -> Result<Tx
         None => TxnMetadata::new(id, new_producer_id(), timeout_ms, now_ms()),
     };
     if meta.state == TxnState::Ongoing {
-        bump(&mut meta);
+        meta.bump_epoch(new_producer_id);
         meta.state = TxnState::PrepareAbort;
         save(store, &mut meta)?;
     }
     if meta.state.is_prepared() {
         complete(dir, store, &mut meta)?;
     }
-    bump(&mut meta);
+    meta.bump_epoch(new_producer_id);
     meta.state = TxnState::Empty;
     meta.timeout_ms = timeout_ms;
     meta.start_ms = -1;
@@ -306,17 +304,6 @@ fn new_producer_id() -> i64 {
         | (rand::random::<u64>() as i64 & 1023)
 }
 
-fn bump(meta: &mut TxnMetadata) {
-    meta.last_producer_epoch = meta.producer_epoch;
-    if meta.producer_epoch >= i16::MAX - 1 {
-        meta.producer_id = new_producer_id();
-        meta.producer_epoch = 0;
-        meta.last_producer_epoch = -1;
-    } else {
-        meta.producer_epoch += 1;
-    }
-}
-
 fn save(store: &TxnStore, meta: &mut TxnMetadata) -> Result<()> {
     meta.last_update_ms = now_ms();
     store.save(meta)
@@ -336,25 +323,9 @@ fn complete(dir: &LogDir, store: &TxnStore, meta: &mut TxnMetadata) -> Result<()
     if commit {
         let groups = dir.groups();
         for (group, offsets) in meta.offsets_by_group() {
-            let offsets: BTreeMap<GroupPartition, CommittedOffset> = offsets
-                .into_iter()
-                .map(|o| {
-                    let committed = CommittedOffset {
-                        offset: o.offset,
-                        leader_epoch: (o.leader_epoch >= 0).then_some(o.leader_epoch),
-                    };
-                    ((o.topic.clone(), o.partition), committed)
-                })
-                .collect();
-            groups.commit_transactional(group, &offsets)?;
+            groups.commit_transactional(&group, &offsets)?;
         }
     }
-    meta.state = match commit {
-        true => TxnState::CompleteCommit,
-        false => TxnState::CompleteAbort,
-    };
-    meta.partitions.clear();
-    meta.groups.clear();
-    meta.offsets.clear();
+    meta.completed();
     save(store, meta)
 }

@@ -15,7 +15,7 @@
 //! way it was decided; a transaction left open is aborted at its timeout, and by the next
 //! InitProducerId of its id (which fences the old producer with a new epoch).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -25,13 +25,10 @@ use super::appender;
 use super::broker::Broker;
 use super::handlers::{blocking, served_partition};
 use crate::local::LocalError;
-use crate::local::group::{CommittedOffset, TopicPartition};
 use crate::local::partition::txn::{ABORT, COMMIT};
 use crate::local::txn::{MAX_TIMEOUT_MS, TxnMetadata, TxnOffset, TxnState, TxnStore};
 use crate::record::{BatchHeader, encode_marker};
 
-/// An epoch this high is exhausted: the id gets a new producer id at epoch 0 (as Kafka).
-const LAST_EPOCH: i16 = i16::MAX - 1;
 /// How often open transactions are checked against their timeout (Kafka's
 /// `transaction.abort.timed.out.transaction.cleanup.interval.ms` is 10 s; a shorter scan
 /// costs nothing here and ends a dead producer's transaction closer to its timeout).
@@ -188,31 +185,19 @@ impl Transactions {
         if meta.state == TxnState::Ongoing {
             // A new producer of the id: the old one's transaction is aborted at a new epoch,
             // which fences it.
-            self.bump_epoch(broker, meta);
+            meta.bump_epoch(|| broker.new_producer_id());
             meta.state = TxnState::PrepareAbort;
             self.save(meta).await?;
         }
         if meta.state.is_prepared() {
             self.complete(broker, meta).await?;
         }
-        self.bump_epoch(broker, meta);
+        meta.bump_epoch(|| broker.new_producer_id());
         meta.state = TxnState::Empty;
         meta.timeout_ms = timeout_ms;
         meta.start_ms = -1;
         self.save(meta).await?;
         Ok((meta.producer_id, meta.producer_epoch))
-    }
-
-    /// The next epoch, or a new producer id at epoch 0 once the epoch is exhausted.
-    fn bump_epoch(&self, broker: &Broker, meta: &mut TxnMetadata) {
-        meta.last_producer_epoch = meta.producer_epoch;
-        if meta.producer_epoch >= LAST_EPOCH {
-            meta.producer_id = broker.new_producer_id();
-            meta.producer_epoch = 0;
-            meta.last_producer_epoch = -1;
-        } else {
-            meta.producer_epoch += 1;
-        }
     }
 
     /// AddPartitionsToTxn: the partitions join the id's transaction, which opens if needed.
@@ -453,23 +438,7 @@ impl Transactions {
         write_markers(broker, meta, commit).await?;
         if commit && !meta.offsets.is_empty() {
             let store = broker.groups.store.clone();
-            let by_group: Vec<(String, BTreeMap<TopicPartition, CommittedOffset>)> = meta
-                .offsets_by_group()
-                .into_iter()
-                .map(|(group, offsets)| {
-                    let offsets = offsets
-                        .into_iter()
-                        .map(|o| {
-                            let committed = CommittedOffset {
-                                offset: o.offset,
-                                leader_epoch: (o.leader_epoch >= 0).then_some(o.leader_epoch),
-                            };
-                            ((o.topic.clone(), o.partition), committed)
-                        })
-                        .collect();
-                    (group.to_string(), offsets)
-                })
-                .collect();
+            let by_group = meta.offsets_by_group();
             blocking(move || {
                 by_group
                     .iter()
@@ -478,13 +447,7 @@ impl Transactions {
             .await
             .map_err(storage)?;
         }
-        meta.state = match commit {
-            true => TxnState::CompleteCommit,
-            false => TxnState::CompleteAbort,
-        };
-        meta.partitions.clear();
-        meta.groups.clear();
-        meta.offsets.clear();
+        meta.completed();
         self.save(meta).await?;
         self.note_pending(meta);
         Ok(())
@@ -535,7 +498,7 @@ impl Transactions {
                 "Aborting the transaction of '{id}' (producer {} epoch {}): it stayed open past its transaction.timeout.ms of {} ms",
                 meta.producer_id, meta.producer_epoch, meta.timeout_ms
             ));
-            self.bump_epoch(broker, meta);
+            meta.bump_epoch(|| broker.new_producer_id());
             meta.state = TxnState::PrepareAbort;
             let result = match self.save(meta).await {
                 Ok(()) => self.complete(broker, meta).await,
