@@ -192,8 +192,8 @@ fn fence(dir: &LogDir, store: &TxnStore, id: &str, timeout_ms: i32) -> Result<Tx
 /// transactional id's state is saved in the log dir's transaction store before each step is
 /// taken, so that a producer killed at any moment leaves its transaction to be finished (a
 /// decision) or aborted (an open one) by the next producer of the id, by
-/// `kafka-transactions forceTerminateTransaction`, or by a server on the directory at its
-/// timeout.
+/// `kafka-transactions forceTerminateTransaction`, or, once its timeout has passed, by the
+/// next transactional producer of any id (or a server) on the directory.
 #[derive(Debug)]
 pub struct LocalTransactions {
     dir: LogDir,
@@ -220,6 +220,7 @@ impl LocalTransactions {
         let store = TxnStore::new(dir.root());
         let id_lock = lock_id(&store, id)?;
         let meta = fence(dir, &store, id, timeout_ms)?;
+        abort_expired(dir, &store, id)?;
         Ok(LocalTransactions {
             dir: dir.clone(),
             store,
@@ -293,6 +294,41 @@ impl LocalTransactions {
         save(&self.store, &mut self.meta)?;
         complete(&self.dir, &self.store, &mut self.meta)
     }
+}
+
+/// Aborts the transactions of other ids left open past their `transaction.timeout.ms` by a
+/// producer that is gone (its id's lock is free), fencing them, as a server's coordinator
+/// would: without a server, each transactional producer's start does it. An id in use is
+/// left to its producer.
+fn abort_expired(dir: &LogDir, store: &TxnStore, except: &str) -> Result<()> {
+    let now = now_ms();
+    for meta in store.list()? {
+        let expired = meta.state == TxnState::Ongoing
+            && meta.start_ms >= 0
+            && meta.start_ms.saturating_add(i64::from(meta.timeout_ms)) < now;
+        if !expired || meta.transactional_id == except {
+            continue;
+        }
+        let Some(_in_use) = FileLock::try_acquire(
+            &store.lock_path(&meta.transactional_id)?,
+            LockMode::Exclusive,
+        )?
+        else {
+            continue;
+        };
+        // Read again under the id's lock: its producer may have ended it meanwhile.
+        let Some(mut meta) = store.load(&meta.transactional_id)? else {
+            continue;
+        };
+        if meta.state != TxnState::Ongoing {
+            continue;
+        }
+        meta.bump_epoch(new_producer_id);
+        meta.state = TxnState::PrepareAbort;
+        save(store, &mut meta)?;
+        complete(dir, store, &mut meta)?;
+    }
+    Ok(())
 }
 
 /// A producer id no server of this directory hands out: from the clock, as the server's are

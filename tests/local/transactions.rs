@@ -301,3 +301,104 @@ fn offsets_sent_in_a_transaction_commit_with_it() {
     );
     assert_eq!(committed, "kept\n");
 }
+
+/// A transaction whose producer was killed is aborted, once its `transaction.timeout.ms` has
+/// passed, by the next transactional producer of another id on the directory (there is no
+/// server to do it): `read_committed` readers then pass it.
+#[test]
+fn an_expired_transaction_is_aborted_by_the_next_transactional_producer() {
+    use std::process::{Command, Stdio};
+    let k = Kafkit::new();
+    k.ok("kafka-topics", &["--create", "--topic", "left"], None);
+    let mut left = Command::new(assert_cmd::cargo::cargo_bin("kafka-producer-perf-test"))
+        .args([
+            "--topic",
+            "left",
+            "--num-records",
+            "1000000",
+            "--record-size",
+            "10",
+        ])
+        .args(["--throughput", "1000", "--transactional-id", "gone"])
+        .args(["--transaction-duration-ms", "100000"])
+        .args(["--command-property", "transaction.timeout.ms=1000"])
+        .env("KAFKIT_LOG_DIR", k.log_dir())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let describe = || {
+        k.ok(
+            "kafka-transactions",
+            &["describe", "--transactional-id", "gone"],
+            None,
+        )
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !k
+        .run(
+            "kafka-transactions",
+            &["describe", "--transactional-id", "gone"],
+            None,
+        )
+        .status
+        .success()
+        || !describe().contains("Ongoing")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the transaction did not open"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let _ = left.kill();
+    left.wait().unwrap();
+    let end = || k.ok("kafka-get-offsets", &["--topic", "left"], None);
+    let written = end();
+    assert_ne!(written, "left:0:0\n");
+    // Past the timeout, another id's producer starts.
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    k.ok("kafka-topics", &["--create", "--topic", "other"], None);
+    k.ok(
+        "kafka-producer-perf-test",
+        &[
+            "--topic",
+            "other",
+            "--num-records",
+            "1",
+            "--record-size",
+            "1",
+            "--throughput",
+            "-1",
+            "--transactional-id",
+            "next",
+        ],
+        None,
+    );
+    let row: Vec<String> = describe()
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split('\t')
+        .map(|c| c.trim().to_string())
+        .collect();
+    assert_eq!(row[3..5], ["1", "CompleteAbort"], "{row:?}");
+    // Nothing of it is read, and nothing holds readers back.
+    assert_eq!(
+        k.ok(
+            "kafka-console-consumer",
+            &[
+                "--topic",
+                "left",
+                "--from-beginning",
+                "--until-end",
+                "--isolation-level",
+                "read_committed"
+            ],
+            None,
+        ),
+        ""
+    );
+    assert_ne!(end(), written, "an ABORT marker was appended");
+}
