@@ -31,32 +31,8 @@ _kafka__transactions() {
             kafka__transactions,forceTerminateTransaction)
                 cmd="kafka__transactions__subcmd__forceTerminateTransaction"
                 ;;
-            kafka__transactions,help)
-                cmd="kafka__transactions__subcmd__help"
-                ;;
             kafka__transactions,list)
                 cmd="kafka__transactions__subcmd__list"
-                ;;
-            kafka__transactions__subcmd__help,abort)
-                cmd="kafka__transactions__subcmd__help__subcmd__abort"
-                ;;
-            kafka__transactions__subcmd__help,describe)
-                cmd="kafka__transactions__subcmd__help__subcmd__describe"
-                ;;
-            kafka__transactions__subcmd__help,describe-producers)
-                cmd="kafka__transactions__subcmd__help__subcmd__describe__subcmd__producers"
-                ;;
-            kafka__transactions__subcmd__help,find-hanging)
-                cmd="kafka__transactions__subcmd__help__subcmd__find__subcmd__hanging"
-                ;;
-            kafka__transactions__subcmd__help,forceTerminateTransaction)
-                cmd="kafka__transactions__subcmd__help__subcmd__forceTerminateTransaction"
-                ;;
-            kafka__transactions__subcmd__help,help)
-                cmd="kafka__transactions__subcmd__help__subcmd__help"
-                ;;
-            kafka__transactions__subcmd__help,list)
-                cmd="kafka__transactions__subcmd__help__subcmd__list"
                 ;;
             *)
                 ;;
@@ -65,7 +41,7 @@ _kafka__transactions() {
 
     case "${cmd}" in
         kafka__transactions)
-            opts="-h --bootstrap-server --command-config --version --profile --log-dir --help list describe describe-producers abort find-hanging forceTerminateTransaction help"
+            opts="-h --bootstrap-server --command-config --version --profile --log-dir --help list describe describe-producers abort find-hanging forceTerminateTransaction"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -217,118 +193,6 @@ _kafka__transactions() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        kafka__subcmd__transactions__subcmd__help)
-            opts="list describe describe-producers abort find-hanging forceTerminateTransaction help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        kafka__subcmd__transactions__subcmd__help__subcmd__abort)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        kafka__subcmd__transactions__subcmd__help__subcmd__describe)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        kafka__subcmd__transactions__subcmd__help__subcmd__describe__subcmd__producers)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        kafka__subcmd__transactions__subcmd__help__subcmd__find__subcmd__hanging)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        kafka__subcmd__transactions__subcmd__help__subcmd__forceTerminateTransaction)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        kafka__subcmd__transactions__subcmd__help__subcmd__help)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        kafka__subcmd__transactions__subcmd__help__subcmd__list)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;

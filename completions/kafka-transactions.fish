@@ -36,7 +36,6 @@ complete -c kafka-transactions -n "__fish_kafka_transactions_needs_command" -f -
 complete -c kafka-transactions -n "__fish_kafka_transactions_needs_command" -f -a "abort" -d 'abort a hanging transaction (requires administrative privileges)'
 complete -c kafka-transactions -n "__fish_kafka_transactions_needs_command" -f -a "find-hanging" -d 'find hanging transactions'
 complete -c kafka-transactions -n "__fish_kafka_transactions_needs_command" -f -a "forceTerminateTransaction" -d 'Force abort an ongoing transaction on transactionalId (requires administrative privileges)'
-complete -c kafka-transactions -n "__fish_kafka_transactions_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kafka-transactions -n "__fish_kafka_transactions_using_subcommand list" -l duration-filter -d 'Duration (in millis) to filter by: if < 0, all transactions will be returned; otherwise, only transactions running longer than this duration will be returned' -r
 complete -c kafka-transactions -n "__fish_kafka_transactions_using_subcommand list" -l transactional-id-pattern -d 'Transactional id regular expression pattern to filter by' -r
 complete -c kafka-transactions -n "__fish_kafka_transactions_using_subcommand list" -s h -l help -d 'Print help'
@@ -60,10 +59,3 @@ complete -c kafka-transactions -n "__fish_kafka_transactions_using_subcommand fi
 complete -c kafka-transactions -n "__fish_kafka_transactions_using_subcommand find-hanging" -s h -l help -d 'Print help'
 complete -c kafka-transactions -n "__fish_kafka_transactions_using_subcommand forceTerminateTransaction" -l transactionalId -d 'transactional id' -r
 complete -c kafka-transactions -n "__fish_kafka_transactions_using_subcommand forceTerminateTransaction" -s h -l help -d 'Print help'
-complete -c kafka-transactions -n "__fish_kafka_transactions_using_subcommand help; and not __fish_seen_subcommand_from list describe describe-producers abort find-hanging forceTerminateTransaction help" -f -a "list" -d 'list transactions'
-complete -c kafka-transactions -n "__fish_kafka_transactions_using_subcommand help; and not __fish_seen_subcommand_from list describe describe-producers abort find-hanging forceTerminateTransaction help" -f -a "describe" -d 'describe the state of an active transactional-id'
-complete -c kafka-transactions -n "__fish_kafka_transactions_using_subcommand help; and not __fish_seen_subcommand_from list describe describe-producers abort find-hanging forceTerminateTransaction help" -f -a "describe-producers" -d 'describe the states of active producers for a topic partition'
-complete -c kafka-transactions -n "__fish_kafka_transactions_using_subcommand help; and not __fish_seen_subcommand_from list describe describe-producers abort find-hanging forceTerminateTransaction help" -f -a "abort" -d 'abort a hanging transaction (requires administrative privileges)'
-complete -c kafka-transactions -n "__fish_kafka_transactions_using_subcommand help; and not __fish_seen_subcommand_from list describe describe-producers abort find-hanging forceTerminateTransaction help" -f -a "find-hanging" -d 'find hanging transactions'
-complete -c kafka-transactions -n "__fish_kafka_transactions_using_subcommand help; and not __fish_seen_subcommand_from list describe describe-producers abort find-hanging forceTerminateTransaction help" -f -a "forceTerminateTransaction" -d 'Force abort an ongoing transaction on transactionalId (requires administrative privileges)'
-complete -c kafka-transactions -n "__fish_kafka_transactions_using_subcommand help; and not __fish_seen_subcommand_from list describe describe-producers abort find-hanging forceTerminateTransaction help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -292,18 +292,16 @@ pub fn run_argparse_tool(
     // A tool with commands (`kafka-transactions`) takes its own options before or after the
     // command.
     let commands = cmd.has_subcommands();
-    let cmd = with_common_args(cmd).mut_args(|arg| {
-        let arg = if commands && arg.get_id() != "version" {
-            arg.global(true)
-        } else {
-            arg
-        };
+    let argparse = |arg: clap::Arg| {
         if arg.get_action().takes_values() {
             arg.allow_hyphen_values(false).allow_negative_numbers(true)
         } else {
             arg
         }
-    });
+    };
+    let cmd = with_common_args(cmd)
+        .mut_args(|arg| argparse(if commands { arg.global(true) } else { arg }))
+        .mut_subcommands(|sub| sub.mut_args(argparse));
     run_command(cmd, "", Dialect::Argparse4j, run)
 }
 

@@ -33,7 +33,8 @@ pub fn command() -> Command {
         )
         .subcommand_value_name("COMMAND")
         .subcommand_help_heading("Commands")
-        .subcommand_required(true)
+        // Checked in `run`, so that `--version` alone works.
+        .disable_help_subcommand(true)
         .subcommand(
             Command::new("list")
                 .about("list transactions")
@@ -134,7 +135,11 @@ fn run(m: &ArgMatches) -> Result<(), CliError> {
     if let Some(servers) = m.get_one::<String>("bootstrap-server") {
         validate_bootstrap(servers)?;
     }
-    let (name, sub) = m.subcommand().expect("a command is required");
+    let Some((name, sub)) = m.subcommand() else {
+        return usage(
+            "too few arguments: give a command (list, describe, describe-producers, abort, find-hanging or forceTerminateTransaction)",
+        );
+    };
     let command_config = super::command_config(m)?;
     // Arguments first: a bad one is reported before anything is asked.
     let action = Action::parse(name, sub)?;
@@ -526,7 +531,11 @@ fn find_hanging(
             let all = match broker {
                 Some(id) => client.partitions_led_by(id)?,
                 None => {
-                    let described = client.describe_topics(std::slice::from_ref(t), 2000)?;
+                    let described = client
+                        .describe_topics(std::slice::from_ref(t), 2000)
+                        .map_err(|e| {
+                            failed(format!("Failed to find the partitions of topic {t}"), e)
+                        })?;
                     described
                         .into_iter()
                         .flat_map(|d| {

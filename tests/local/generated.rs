@@ -31,6 +31,18 @@ fn generated() -> Vec<(PathBuf, Vec<u8>)> {
             .render(&mut buf)
             .expect("render man page");
         files.push((PathBuf::from(format!("man/{name}.1")), buf));
+        // A tool with commands (`kafka-transactions`): a page per command, which the tool's
+        // page names as `<tool>-<command>(1)`.
+        for sub in cmd.get_subcommands() {
+            let page = format!("{name}-{}", sub.get_name());
+            let mut buf = Vec::new();
+            // clap takes a static name (its `string` feature is off); a test may leak it.
+            let static_name: &'static str = Box::leak(page.clone().into_boxed_str());
+            clap_mangen::Man::new(sub.clone().name(static_name))
+                .render(&mut buf)
+                .expect("render man page");
+            files.push((PathBuf::from(format!("man/{page}.1")), buf));
+        }
     }
     files
 }

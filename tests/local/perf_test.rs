@@ -359,6 +359,21 @@ fn bad_invocations_change_nothing() {
             "Invalid value soon for configuration transaction.timeout.ms: Not a number of type INT",
         ),
         (
+            with(&["--record-size", "1", "--transactional-id", ""]),
+            "The transactional id must not be empty.",
+        ),
+        (
+            with(&[
+                "--record-size",
+                "1",
+                "--transactional-id",
+                "x",
+                "--command-property",
+                "enable.idempotence=false",
+            ]),
+            "Cannot set a transactional.id without also enabling idempotence.",
+        ),
+        (
             with(&["--record-size", "1", "--bogus"]),
             "unrecognized arguments: '--bogus'",
         ),

@@ -9,6 +9,8 @@ const HEADER_LIST: &str = "TransactionalId\tCoordinator\tProducerId\tTransaction
 #[test]
 fn a_directory_without_transactions_lists_none() {
     let k = Kafkit::new();
+    let version = k.ok("kafka-transactions", &["--version"], None);
+    assert!(version.starts_with("4.3"), "{version}");
     assert_eq!(k.ok("kafka-transactions", &["list"], None), HEADER_LIST);
     // Options may also follow the command.
     let dir = k.log_dir().to_str().unwrap().to_string();
@@ -160,6 +162,13 @@ fn bad_invocations_fail_with_one_line_and_change_nothing() {
             "could not convert 'soon' to Long",
         ),
         (&["--bootstrap-server", "nohost", "list"], 2, "host:port"),
+        (&[], 2, ""),
+        (&["--log-dir", "/nonexistent/x"], 2, "too few arguments"),
+        (
+            &["describe-producers", "--topic", "t", "--partition", "-1"],
+            1,
+            "Failed to describe producers for partition t--1 on leader",
+        ),
     ];
     for (args, code, message) in cases {
         let out = k.run("kafka-transactions", args, None);

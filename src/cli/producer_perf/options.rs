@@ -188,7 +188,18 @@ impl Options {
             .unwrap_or_else(|| "perf-producer-client".to_string());
         let (linger, batching, mut delivery) = from_properties(&properties, &PERF)?;
         if transaction_duration_ms.is_some() {
-            delivery.transactional_id = properties.get("transactional.id").cloned();
+            let id = properties
+                .get("transactional.id")
+                .cloned()
+                .unwrap_or_default();
+            if id.is_empty() {
+                return usage("The transactional id must not be empty.");
+            }
+            if !delivery.idempotence {
+                // Kafka's producer refuses it so (a ConfigException).
+                return usage("Cannot set a transactional.id without also enabling idempotence.");
+            }
+            delivery.transactional_id = Some(id);
             if let Some(timeout) = properties.get("transaction.timeout.ms") {
                 delivery.transaction_timeout_ms = timeout.trim().parse().map_err(|_| {
                     CliError::Usage(format!(

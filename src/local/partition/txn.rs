@@ -384,11 +384,48 @@ fn read_limited(path: &Path) -> Result<Vec<u8>> {
 }
 
 impl PartitionLog {
-    /// The partition's transactional producers as the newest snapshot holds them.
+    /// The partition's transactional producers: the newest snapshot, brought up to date with
+    /// the batches written since.
     pub fn producer_states(&self) -> Result<ProducerStates> {
-        let _lock = self.lock(crate::local::lock::LockMode::Shared)?;
+        let lock = self.lock(crate::local::lock::LockMode::Shared)?;
         let listing = self.listing()?;
-        ProducerStates::load(&self.dir, listing.producer_state)
+        let mut states = ProducerStates::load(&self.dir, listing.producer_state)?;
+        drop(lock);
+        // The snapshot changes only when a transaction opens or closes: the batches since a
+        // producer's last change there give its last sequence and timestamp (Kafka's
+        // DescribeProducers shows its last batch's).
+        let Some(from) = states.producers.values().map(|p| p.last_offset + 1).min() else {
+            return Ok(states);
+        };
+        let snapshot = self.snapshot()?;
+        let mut offset = from.max(snapshot.log_start_offset);
+        let mut buffer = Vec::new();
+        while offset < snapshot.log_end_offset {
+            self.read_into(&snapshot, offset, 8 << 20, &mut buffer)?;
+            let before = offset;
+            for batch in crate::record::BatchIter::new(&buffer) {
+                let Ok(h) = batch.and_then(BatchHeader::parse) else {
+                    break;
+                };
+                offset = h.next_offset();
+                if h.is_control() || !h.is_transactional() {
+                    continue;
+                }
+                if let Some(p) = states.producers.get_mut(&h.producer_id)
+                    && h.last_offset() > p.last_offset
+                {
+                    p.epoch = p.epoch.max(h.producer_epoch);
+                    p.last_sequence = h.last_sequence();
+                    p.last_offset = h.last_offset();
+                    p.offset_delta = h.last_offset_delta;
+                    p.timestamp = h.max_timestamp;
+                }
+            }
+            if offset == before {
+                break;
+            }
+        }
+        Ok(states)
     }
 
     /// Every aborted transaction the snapshot's segments index, for the cleaner, which drops
@@ -593,6 +630,29 @@ mod tests {
         let snap = log.snapshot().unwrap();
         assert!(snap.segments().len() >= 2, "{:?}", snap.segments());
         assert_eq!(log.aborted_transactions(&snap, 0, 2).unwrap(), vec![(4, 0)]);
+    }
+
+    /// The producer state shows a producer's last batch, not the one that opened its
+    /// transaction (the only one the snapshot saw).
+    #[test]
+    fn producer_states_show_the_last_batch() {
+        let (_root, log) = new_log();
+        let config = PartitionConfig::default();
+        log.append(&mut data(8, 0, &["a", "b"], true), &config)
+            .unwrap();
+        let mut later = BatchBuilder::new(Compression::None);
+        later.set_producer(8, 0, 2);
+        later.set_transactional(true);
+        for v in ["c", "d", "e"] {
+            later.append(super::super::now_ms(), None, Some(v.as_bytes()), &[]);
+        }
+        log.append(&mut later.build(0).unwrap(), &config).unwrap();
+        let states = log.producer_states().unwrap();
+        let p = states.producers().next().unwrap();
+        assert_eq!(
+            (p.last_sequence, p.last_offset, p.current_txn_first_offset),
+            (4, 4, 0)
+        );
     }
 
     #[test]
