@@ -129,3 +129,40 @@ fn cleaned_segments_dump_as_kafkas_do() {
     }
     same_as_kafka(&["--files", &files(&[&log]), "--deep-iteration"]);
 }
+
+/// A partition written by transactions on the embedded log (the library's transactional
+/// producer: one committed, one aborted, one left open): its segment with the markers, its
+/// `.txnindex` and its producer-state `.snapshot` dump as Kafka's DumpLogSegments dumps them.
+#[test]
+fn transactional_segments_and_state_dump_as_kafkas_do() {
+    use crate::common::producer::{send, transactional};
+    if !available() {
+        return;
+    }
+    let k = Kafkit::new();
+    k.ok("kafka-topics", &["--create", "--topic", "tx"], None);
+    let mut producer = transactional(None, Some(k.log_dir()), "tx", "dump-tx");
+    send(&mut producer, "committed");
+    producer.commit_transaction().unwrap();
+    send(&mut producer, "aborted");
+    producer.flush().unwrap();
+    producer.abort_transaction().unwrap();
+    send(&mut producer, "open");
+    producer.flush().unwrap();
+    drop(producer);
+    let dir = k.path("tx-0");
+    let mut state: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .filter(|p| p.ends_with(".snapshot") || p.ends_with(".txnindex"))
+        .collect();
+    state.sort();
+    assert_eq!(state.len(), 2, "{state:?}");
+    let log = dir.join("00000000000000000000.log").display().to_string();
+    let shallow = same_as_kafka(&["--files", &log]);
+    assert!(shallow.contains("isControl: true"), "{shallow}");
+    same_as_kafka(&["--files", &log, "--print-data-log"]);
+    for file in &state {
+        same_as_kafka(&["--files", file]);
+    }
+}
