@@ -26,7 +26,7 @@ const BROKER_API_VERSIONS: &str = "org.apache.kafka.tools.BrokerApiVersionsComma
 /// usable version, Java's, whether our server advertises more than kafkit sends too). Each cap
 /// is explained in src/wire/versions.rs; WriteTxnMarkers v2 is newer than the kafka-protocol
 /// crate.
-const OURS_DIFFER: [(&str, i16, i16, bool); 8] = [
+const OURS_DIFFER: [(&str, i16, i16, bool); 9] = [
     ("Produce(0)", 12, 13, false),
     ("Fetch(1)", 12, 18, false),
     ("Metadata(3)", 12, 13, false),
@@ -35,6 +35,7 @@ const OURS_DIFFER: [(&str, i16, i16, bool); 8] = [
     // Transaction version 1: v4+ are for brokers (our server answers them too).
     ("AddPartitionsToTxn(24)", 3, 5, true),
     ("EndTxn(26)", 4, 5, false),
+    ("TxnOffsetCommit(28)", 4, 5, false),
     ("WriteTxnMarkers(27)", 1, 2, false),
 ];
 
@@ -148,8 +149,8 @@ fn output_is_javas_but_for_the_usable_versions() {
     }
     // What a Kafka 4.3.1 broker has: everything but telemetry, and all that kafkit sends.
     assert_eq!(java_unsupported, JAVA_ONLY_UNSUPPORTED);
-    // The APIs kafkit sends, less the eight that differ: each at Java's version.
-    assert_eq!(same_usable, 27, "{ours}");
+    // The APIs kafkit sends, less the nine that differ: each at Java's version.
+    assert_eq!(same_usable, 28, "{ours}");
     assert!(
         our_apis["ConsumerGroupHeartbeat(68)"].contains("[usable: "),
         "{}",
