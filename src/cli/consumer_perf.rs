@@ -7,7 +7,7 @@
 //! assignment; the fetch time is the rest of the run.
 
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
@@ -21,6 +21,7 @@ use crate::client::TopicPattern;
 use crate::client::consumer::{
     Consumer, ConsumerConfig, Handled, Isolation, OffsetReset, Subscription,
 };
+use crate::kafka::now_ms;
 
 /// How long to wait before reading again when every partition is caught up.
 const POLL_INTERVAL: Duration = Duration::from_millis(20);
@@ -429,10 +430,4 @@ impl Run {
             ),
         ])
     }
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }

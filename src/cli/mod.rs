@@ -79,6 +79,24 @@ impl From<crate::client::ClientError> for CliError {
     }
 }
 
+/// argparse4j's conversion of an option's value to a number (`java_type` names it: Integer,
+/// Long, Double), with its message; `None` when the option is not given.
+pub(crate) fn argparse_number<T: std::str::FromStr>(
+    m: &clap::ArgMatches,
+    name: &str,
+    java_type: &str,
+) -> Result<Option<T>, CliError> {
+    let Some(text) = m.get_one::<String>(name) else {
+        return Ok(None);
+    };
+    match text.parse::<T>() {
+        Ok(v) => Ok(Some(v)),
+        Err(_) => usage(format!(
+            "argument --{name}: could not convert '{text}' to {java_type} (For input string: \"{text}\")"
+        )),
+    }
+}
+
 /// Shorthand for a usage error.
 pub fn usage<T>(msg: impl Into<String>) -> Result<T, CliError> {
     Err(CliError::Usage(msg.into()))

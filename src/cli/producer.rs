@@ -11,7 +11,7 @@
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TryRecvError, sync_channel};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
 use clap::{Arg, ArgAction, ArgMatches, Command};
@@ -26,6 +26,7 @@ use super::{CliError, connection_args, open_client, run_tool, usage, validate_bo
 use crate::client::{
     BatchSettings, ClientError, Producer, ProducerRecord, ProducerSettings, topic_name,
 };
+use crate::kafka::now_ms;
 use crate::record::Compression;
 
 /// Pending bytes that trigger a flush even while input keeps coming.
@@ -705,12 +706,6 @@ impl LineSplitter {
         }
         Ok(())
     }
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 fn strip_cr(line: &[u8]) -> &[u8] {

@@ -12,7 +12,7 @@ mod options;
 
 use std::collections::VecDeque;
 use std::process::ExitCode;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
 use clap::ArgMatches;
@@ -21,6 +21,7 @@ use super::perf_stats::{MetricValue, Stats, Throttle, Throttler, metrics_table};
 use super::signals::Interrupt;
 use super::{CliError, emit};
 use crate::client::{Producer, ProducerRecord, topic_name};
+use crate::kafka::now_ms;
 use options::{Options, Payload};
 
 pub use options::command;
@@ -378,10 +379,4 @@ impl Payloads {
             }
         }
     }
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }

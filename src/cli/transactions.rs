@@ -9,13 +9,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::anyhow;
 use clap::{Arg, ArgMatches, Command};
 
-use super::{CliError, emit, open_client, run_argparse_tool, usage, validate_bootstrap};
+use super::{
+    CliError, argparse_number as number, emit, open_client, run_argparse_tool, usage,
+    validate_bootstrap,
+};
 use crate::client::Client;
+use crate::kafka::now_ms;
 use crate::kafka::transactions::{AbortSpec, ProducerDescription, TransactionFilter};
 
 fn value(name: &'static str, value_name: &'static str, help: &'static str) -> Arg {
@@ -178,23 +181,6 @@ enum AbortBy {
     },
 }
 
-/// An integer option as argparse4j reads it (`Integer`/`Long`), with its message.
-fn number<T: std::str::FromStr>(
-    m: &ArgMatches,
-    name: &str,
-    kind: &str,
-) -> Result<Option<T>, CliError> {
-    match m.get_one::<String>(name) {
-        None => Ok(None),
-        Some(text) => match text.trim().parse::<T>() {
-            Ok(n) => Ok(Some(n)),
-            Err(_) => usage(format!(
-                "argument --{name}: could not convert '{text}' to {kind}"
-            )),
-        },
-    }
-}
-
 fn text(m: &ArgMatches, name: &str) -> Option<String> {
     m.get_one::<String>(name).cloned()
 }
@@ -302,12 +288,6 @@ fn failed(what: String, e: impl std::fmt::Display) -> CliError {
     CliError::Runtime(anyhow!(
         "{what}: {e}. Enable debug logging for additional detail."
     ))
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// Kafka's `ToolsUtils.prettyPrintTable`: every cell left-aligned, padded with spaces to its

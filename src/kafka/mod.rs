@@ -22,3 +22,11 @@ pub mod transactions;
 pub mod uuid;
 
 pub use topic_partition::TopicPartition;
+
+/// The wall clock in milliseconds since the Unix epoch, as Kafka's timestamps count it (0 for a
+/// clock set before 1970).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}

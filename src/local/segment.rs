@@ -112,7 +112,7 @@ pub(crate) fn list_partition(dir: &Path) -> Result<Listing> {
 }
 
 /// The offset a 20-digit file name stem stands for.
-fn offset_name(stem: &str) -> Option<i64> {
+pub(crate) fn offset_name(stem: &str) -> Option<i64> {
     (stem.len() == 20 && stem.bytes().all(|b| b.is_ascii_digit()))
         .then(|| stem.parse::<i64>().ok())
         .flatten()

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -22,6 +22,14 @@ use serde::{Deserialize, Serialize};
 use super::error::{IoContext, LocalError, Result};
 use super::group::{CommittedOffset, TopicPartition, decode_name, encode_name};
 use super::logdir::write_atomically;
+
+/// The first of the producer ids of millisecond `now_ms` (2^20 a millisecond): a server hands
+/// out ids counting up from those of the millisecond it started, so that ids do not repeat
+/// across restarts; a producer coordinating itself on the embedded log takes one of the
+/// millisecond's last 1024, which a server does not reach.
+pub fn producer_ids_of_millisecond(now_ms: i64) -> i64 {
+    (now_ms & ((1 << 42) - 1)) << 20
+}
 
 /// The directory under the log dir that holds every transactional id.
 pub const TRANSACTIONS_DIR: &str = "transactions";
@@ -88,8 +96,6 @@ pub struct TxnMetadata {
     pub state: TxnState,
     /// The partitions of the open (or deciding) transaction, sorted.
     pub partitions: Vec<(String, i32)>,
-    /// The groups added to the transaction (AddOffsetsToTxn), sorted.
-    pub groups: Vec<String>,
     /// The offsets sent (TxnOffsetCommit), committed to their groups with the transaction.
     pub offsets: Vec<TxnOffset>,
     /// When the open transaction began (-1 none).
@@ -112,7 +118,6 @@ impl TxnMetadata {
             timeout_ms,
             state: TxnState::Empty,
             partitions: Vec::new(),
-            groups: Vec::new(),
             offsets: Vec::new(),
             start_ms: -1,
             last_update_ms: now,
@@ -137,17 +142,6 @@ impl TxnMetadata {
         self.partitions
             .iter()
             .any(|(t, p)| t == topic && *p == partition)
-    }
-
-    /// Adds a group; whether it was new.
-    pub fn add_group(&mut self, group: &str) -> bool {
-        match self.groups.binary_search_by(|g| g.as_str().cmp(group)) {
-            Ok(_) => false,
-            Err(at) => {
-                self.groups.insert(at, group.to_string());
-                true
-            }
-        }
     }
 
     /// Sets a pending offset (a later one for the same group and partition replaces it).
@@ -195,7 +189,6 @@ impl TxnMetadata {
             _ => TxnState::CompleteAbort,
         };
         self.partitions.clear();
-        self.groups.clear();
         self.offsets.clear();
     }
 }
@@ -280,21 +273,9 @@ impl TxnStore {
 }
 
 fn read_state(path: &Path) -> Result<Option<TxnMetadata>> {
-    let file = match fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(LocalError::io(format!("cannot open {}", path.display()), e)),
+    let Some(bytes) = read_state_file(path, MAX_FILE)? else {
+        return Ok(None);
     };
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE + 1)
-        .read_to_end(&mut bytes)
-        .context(|| format!("cannot read {}", path.display()))?;
-    if bytes.len() as u64 > MAX_FILE {
-        return Err(LocalError::Invalid(format!(
-            "{} is larger than {MAX_FILE} bytes; it is not a file kafkit wrote",
-            path.display()
-        )));
-    }
     serde_json::from_slice(&bytes).map(Some).map_err(|e| {
         LocalError::Invalid(format!(
             "{} does not hold a transaction's state ({e}); move it away to forget that \
@@ -302,6 +283,21 @@ fn read_state(path: &Path) -> Result<Option<TxnMetadata>> {
             path.display()
         ))
     })
+}
+
+/// A state file the embedded log wrote, read whole ([`crate::files::read_limited`]); `None`
+/// when there is none. One past `limit` is not a file kafkit wrote.
+pub(crate) fn read_state_file(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
+    use crate::files::ReadError;
+    match crate::files::read_limited(path, limit) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(ReadError::Io(e)) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(ReadError::Io(e)) => Err(LocalError::io(format!("cannot read {}", path.display()), e)),
+        Err(e @ ReadError::TooLarge { .. }) => Err(LocalError::Invalid(format!(
+            "{}: {e}; it is not a file kafkit wrote",
+            path.display()
+        ))),
+    }
 }
 
 #[cfg(test)]

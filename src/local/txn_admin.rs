@@ -12,26 +12,21 @@
 //! the server lock shared for its whole run (so no server starts under it) and its id's lock
 //! exclusively (so one process at a time uses an id, and no fence changes it meanwhile).
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use kafka_protocol::ResponseError;
 
 use super::lock::{FileLock, LockMode};
 use super::logdir::{LOCAL_NODE_ID, SERVER_LOCK};
 use super::partition::txn::{ABORT, COMMIT};
-use super::txn::{MAX_TIMEOUT_MS, TxnMetadata, TxnOffset, TxnState, TxnStore};
+use super::txn::{
+    MAX_TIMEOUT_MS, TxnMetadata, TxnOffset, TxnState, TxnStore, producer_ids_of_millisecond,
+};
 use super::{LocalError, LogDir, Result};
 use crate::kafka::TopicPartition;
+use crate::kafka::now_ms;
 use crate::kafka::transactions::{
     AbortSpec, ProducerDescription, TransactionDescription, TransactionFilter, TransactionListing,
 };
 use crate::record::encode_marker;
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
 
 /// The transactional ids that pass `filter` (`pattern` already compiled by the caller, as a
 /// full-match test).
@@ -241,31 +236,39 @@ impl LocalTransactions {
         if self.meta.state.is_prepared() {
             complete(&self.dir, &self.store, &mut self.meta)?;
         }
-        let meta = &mut self.meta;
-        meta.state = TxnState::Ongoing;
-        meta.start_ms = now_ms();
-        meta.partitions = partitions.to_vec();
-        meta.partitions.sort();
-        meta.groups.clear();
-        meta.offsets.clear();
-        save(&self.store, meta)
+        self.change(|meta| {
+            meta.state = TxnState::Ongoing;
+            meta.start_ms = now_ms();
+            meta.partitions = partitions.to_vec();
+            meta.partitions.sort();
+            meta.offsets.clear();
+        })
+    }
+
+    /// Changes the id's state durably: the change is acted on only once it is saved, so a
+    /// failed save leaves the state as it was (a decision never saved is never carried out).
+    fn change(&mut self, edit: impl FnOnce(&mut TxnMetadata)) -> Result<()> {
+        let mut changed = self.meta.clone();
+        edit(&mut changed);
+        save(&self.store, &mut changed)?;
+        self.meta = changed;
+        Ok(())
     }
 
     /// Holds a consumer group's offsets in the open transaction: the group gets them when it
     /// commits.
     pub fn add_offsets(&mut self, group: &str, offsets: &[(TopicPartition, i64)]) -> Result<()> {
-        let meta = &mut self.meta;
-        meta.add_group(group);
-        for ((topic, partition), offset) in offsets {
-            meta.put_offset(TxnOffset {
-                group: group.to_string(),
-                topic: topic.clone(),
-                partition: *partition,
-                offset: *offset,
-                leader_epoch: -1,
-            });
-        }
-        save(&self.store, meta)
+        self.change(|meta| {
+            for ((topic, partition), offset) in offsets {
+                meta.put_offset(TxnOffset {
+                    group: group.to_string(),
+                    topic: topic.clone(),
+                    partition: *partition,
+                    offset: *offset,
+                    leader_epoch: -1,
+                });
+            }
+        })
     }
 
     /// Ends the open transaction (its data written and durable): the decision is saved, then
@@ -287,11 +290,12 @@ impl LocalTransactions {
         if self.meta.state != TxnState::Ongoing {
             return Ok(());
         }
-        self.meta.state = match commit {
-            true => TxnState::PrepareCommit,
-            false => TxnState::PrepareAbort,
-        };
-        save(&self.store, &mut self.meta)?;
+        self.change(|meta| {
+            meta.state = match commit {
+                true => TxnState::PrepareCommit,
+                false => TxnState::PrepareAbort,
+            };
+        })?;
         complete(&self.dir, &self.store, &mut self.meta)
     }
 }
@@ -331,11 +335,10 @@ fn abort_expired(dir: &LogDir, store: &TxnStore, except: &str) -> Result<()> {
     Ok(())
 }
 
-/// A producer id no server of this directory hands out: from the clock, as the server's are
-/// (2^20 per millisecond), in the millisecond's last 1024 ids, which a server (counting up
-/// from the millisecond it started) does not reach.
+/// A producer id no server of this directory hands out: one of the current millisecond's last
+/// 1024 (see [`producer_ids_of_millisecond`]).
 fn new_producer_id() -> i64 {
-    ((now_ms() & ((1 << 42) - 1)) << 20)
+    producer_ids_of_millisecond(now_ms())
         | ((1 << 20) - 1024)
         | (rand::random::<u64>() as i64 & 1023)
 }

@@ -72,10 +72,8 @@ impl Broker {
         let root = dir.root().to_path_buf();
         // Producer ids must not repeat across restarts (a producer that outlived a restart
         // keeps its id), so they start from the clock: 2^20 ids per millisecond of uptime.
-        let now_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
-        let first_producer_id = (now_ms & ((1 << 42) - 1)) << 20;
+        let first_producer_id =
+            crate::local::txn::producer_ids_of_millisecond(crate::kafka::now_ms());
         Broker {
             dir,
             config,

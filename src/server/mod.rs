@@ -25,7 +25,7 @@ mod groups;
 pub(crate) mod handlers;
 pub mod log;
 mod sequences;
-mod txn;
+pub(crate) mod txn;
 
 use std::future::Future;
 use std::net::SocketAddr;

@@ -24,6 +24,7 @@ use kafka_protocol::ResponseError;
 use super::appender;
 use super::broker::Broker;
 use super::handlers::{blocking, served_partition};
+use crate::kafka::now_ms;
 use crate::local::LocalError;
 use crate::local::partition::txn::{ABORT, COMMIT};
 use crate::local::txn::{MAX_TIMEOUT_MS, TxnMetadata, TxnOffset, TxnState, TxnStore};
@@ -52,12 +53,6 @@ pub struct Transactions {
     /// The partitions with offsets sent in an open transaction, per group, for OffsetFetch's
     /// `require_stable` (UNSTABLE_OFFSET_COMMIT until the transaction ends).
     pending_offsets: Mutex<HashMap<String, Vec<TxnOffset>>>,
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 fn storage(e: LocalError) -> Refused {
@@ -280,19 +275,19 @@ impl Transactions {
         Ok(meta)
     }
 
-    /// AddOffsetsToTxn: the group joins the id's transaction.
+    /// AddOffsetsToTxn: opens the id's transaction (the offsets name their group).
     pub async fn add_offsets(
         &self,
         (id, producer_id, epoch): (&str, i64, i16),
-        group: &str,
     ) -> Result<(), Refused> {
         let slot = self.slot(id);
         let mut slot = slot.lock().await;
         let meta = self
             .open_transaction(&mut slot, id, producer_id, epoch)
             .await?;
-        let changed = begin(meta) | meta.add_group(group);
-        if changed {
+        // The group's offsets come with TxnOffsetCommit (each names its group): adding the
+        // group only opens the transaction.
+        if begin(meta) {
             self.save(meta).await?;
         }
         Ok(())
@@ -302,7 +297,6 @@ impl Transactions {
     pub async fn commit_offsets(
         &self,
         (id, producer_id, epoch): (&str, i64, i16),
-        group: &str,
         offsets: Vec<TxnOffset>,
     ) -> Result<(), Refused> {
         let slot = self.slot(id);
@@ -316,7 +310,6 @@ impl Transactions {
                 format!("transactional id '{id}' has no open transaction to add offsets to"),
             ));
         }
-        meta.add_group(group);
         for o in offsets {
             meta.put_offset(o);
         }
@@ -568,7 +561,6 @@ fn begin(meta: &mut TxnMetadata) -> bool {
     meta.state = TxnState::Ongoing;
     meta.start_ms = now_ms();
     meta.partitions.clear();
-    meta.groups.clear();
     meta.offsets.clear();
     true
 }
@@ -582,30 +574,64 @@ async fn write_markers(
     commit: bool,
 ) -> Result<(), Refused> {
     let kind = if commit { COMMIT } else { ABORT };
-    let marker = encode_marker(meta.producer_id, meta.producer_epoch, kind, 0, now_ms());
-    let header = BatchHeader::parse(&marker).expect("a marker we built parses");
-    let mut waits = Vec::new();
-    for (topic, partition) in &meta.partitions {
-        let (b, t, p) = (Arc::clone(broker), topic.clone(), *partition);
-        let served = blocking(move || served_partition(&b, &t, p)).await;
-        let partition = match served {
-            Ok((_, partition)) => partition,
-            Err((ResponseError::UnknownTopicOrPartition, _)) => continue,
-            Err(e) => return Err(e),
-        };
-        let (b, m, h) = (Arc::clone(broker), marker.clone(), header.clone());
-        waits.push(tokio::spawn(async move {
-            appender::append(&b, &partition, m, vec![h]).await
-        }));
-    }
+    let marker = Marker::new(meta.producer_id, meta.producer_epoch, kind, 0);
+    let waits: Vec<_> = meta
+        .partitions
+        .iter()
+        .map(|(topic, partition)| {
+            let (b, m, t, p) = (
+                Arc::clone(broker),
+                marker.clone(),
+                topic.clone(),
+                *partition,
+            );
+            tokio::spawn(async move { m.append_to(&b, &t, p).await })
+        })
+        .collect();
     for wait in waits {
         match wait.await {
-            Ok(Ok(_)) => {}
+            Ok(Ok(())) | Ok(Err((ResponseError::UnknownTopicOrPartition, _))) => {}
             Ok(Err(e)) => return Err(e),
             Err(e) => return Err((ResponseError::UnknownServerError, e.to_string())),
         }
     }
     Ok(())
+}
+
+/// A transaction marker batch, ready to append.
+#[derive(Clone, Debug)]
+pub struct Marker {
+    batch: Vec<u8>,
+    header: BatchHeader,
+}
+
+impl Marker {
+    /// A marker of `kind` (ABORT or COMMIT) for a producer at an epoch.
+    pub fn new(producer_id: i64, epoch: i16, kind: i16, coordinator_epoch: i32) -> Marker {
+        let batch = encode_marker(producer_id, epoch, kind, coordinator_epoch, now_ms());
+        let header = BatchHeader::parse(&batch).expect("a marker we built parses");
+        Marker { batch, header }
+    }
+
+    /// Appends it to a partition through the partition's append queue, once durable; a
+    /// partition that does not exist (a topic deleted since) is UNKNOWN_TOPIC_OR_PARTITION.
+    pub async fn append_to(
+        &self,
+        broker: &Arc<Broker>,
+        topic: &str,
+        partition: i32,
+    ) -> Result<(), Refused> {
+        let (b, t) = (Arc::clone(broker), topic.to_string());
+        let (_, served) = blocking(move || served_partition(&b, &t, partition)).await?;
+        appender::append(
+            broker,
+            &served,
+            self.batch.clone(),
+            vec![self.header.clone()],
+        )
+        .await
+        .map(drop)
+    }
 }
 
 /// Aborts timed-out transactions while the server runs.

@@ -8,7 +8,9 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use crate::cli::producer::{ProducerDefaults, from_properties};
 use crate::cli::properties::{self, Properties};
-use crate::cli::{CliError, connection_args, java_split, usage, validate_bootstrap};
+use crate::cli::{
+    CliError, argparse_number as convert, connection_args, java_split, usage, validate_bootstrap,
+};
 use crate::client::{BatchSettings, ProducerSettings};
 
 /// The producer defaults of Kafka's `KafkaProducer` (the perf test sets none of its own).
@@ -85,23 +87,6 @@ pub struct Options {
     /// How long each transaction lasts, when the records go in transactions (the
     /// transactional id is in `delivery`).
     pub transaction_duration_ms: Option<i64>,
-}
-
-/// argparse4j's conversion of an option's value, with its message.
-fn convert<T: std::str::FromStr>(
-    m: &ArgMatches,
-    name: &str,
-    java_type: &str,
-) -> Result<Option<T>, CliError> {
-    let Some(text) = m.get_one::<String>(name) else {
-        return Ok(None);
-    };
-    match text.parse::<T>() {
-        Ok(v) => Ok(Some(v)),
-        Err(_) => usage(format!(
-            "argument --{name}: could not convert '{text}' to {java_type} (For input string: \"{text}\")"
-        )),
-    }
 }
 
 fn required<T>(value: Option<T>, name: &str) -> Result<T, CliError> {

@@ -12,13 +12,7 @@ mod offset_map;
 mod retain;
 mod round;
 
+pub use crate::kafka::now_ms;
 pub use offset_map::OffsetMap;
 pub use retain::{RetainCounts, Retained, RoundRules, retain_batch};
 pub use round::{CleanerConfig, CompactionConfig, Outcome, Report, clean};
-
-/// The wall clock in ms since the epoch: a round's time.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}

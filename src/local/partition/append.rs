@@ -93,13 +93,16 @@ impl PartitionLog {
         let first = active.next_offset;
 
         let mut next = first;
+        let mut transactional = false;
         for &(start, len) in spans {
             let batch = &mut batches[start..start + len];
             set_base_offset(batch, next);
             set_partition_leader_epoch(batch, 0);
-            let count = BatchHeader::parse(batch)
-                .map(|h| h.records_count as i64)
-                .unwrap_or(1);
+            let header = BatchHeader::parse(batch).ok();
+            transactional |= header
+                .as_ref()
+                .is_some_and(|h| h.is_transactional() || h.is_control());
+            let count = header.map_or(1, |h| h.records_count as i64);
             // Past the last base offset a segment rolled there could not be listed again.
             next = next
                 .checked_add(count)
@@ -112,8 +115,11 @@ impl PartitionLog {
         }
 
         // Transactions first open (saved ahead of the data) and then close (after it), see
-        // `txn`; plain batches skip this.
-        let changes = txn::changes(batches, spans)?;
+        // `txn`; an append of plain batches skips this.
+        let changes = match transactional {
+            true => txn::changes(batches, spans)?,
+            false => Vec::new(),
+        };
         let txn = if changes.is_empty() {
             None
         } else {

@@ -87,6 +87,7 @@ use super::board::Slot;
 use super::error::{IoContext, LocalError, Result};
 use super::lock::{FileLock, LockMode};
 use super::segment::{LOG_SUFFIX, Listing, list_partition, list_segments, segment_path, sync_dir};
+use crate::kafka::now_ms;
 
 /// The partition's permanent lock file.
 pub const LOCK_FILE: &str = ".lock";
@@ -248,12 +249,6 @@ impl Clone for PartitionLog {
             board: self.board.clone(),
         }
     }
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 fn system_time_ms(t: io::Result<SystemTime>) -> Option<i64> {

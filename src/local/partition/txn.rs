@@ -25,13 +25,14 @@
 //! completes a transaction only once every marker was written, writes its marker again.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 
 use super::{PartitionLog, Snapshot};
 use crate::local::error::{IoContext, LocalError, Result};
 use crate::local::logdir::write_atomically;
-use crate::local::segment::{SNAPSHOT_SUFFIX, TXNINDEX_SUFFIX, segment_path};
+use crate::local::segment::{SNAPSHOT_SUFFIX, TXNINDEX_SUFFIX, offset_name, segment_path};
+use crate::local::txn::read_state_file;
 use crate::log_files::{
     ABORTED_TXN_SIZE, AbortedTxn, ProducerEntry, aborted_txn, encode_aborted_txn,
     encode_producer_snapshot, producer_snapshot,
@@ -67,7 +68,9 @@ impl ProducerStates {
             return Ok(ProducerStates::default());
         };
         let path = segment_path(dir, number, SNAPSHOT_SUFFIX);
-        let bytes = read_limited(&path)?;
+        let bytes = read_state_file(&path, MAX_STATE_FILE)?.ok_or_else(|| {
+            LocalError::Invalid(format!("{} disappeared while it was read", path.display()))
+        })?;
         let entries = producer_snapshot(&bytes)
             .map_err(|e| super::corrupt(&path, 0, format!("{e}; the producer state is lost")))?;
         Ok(ProducerStates {
@@ -352,7 +355,7 @@ fn remove_snapshots_before(dir: &Path, number: i64) -> Result<()> {
         let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(SNAPSHOT_SUFFIX)) else {
             continue;
         };
-        if stem.len() == 20 && stem.parse::<i64>().is_ok_and(|n| n < number) {
+        if offset_name(stem).is_some_and(|n| n < number) {
             let path = entry.path();
             if let Err(e) = std::fs::remove_file(&path)
                 && e.kind() != std::io::ErrorKind::NotFound
@@ -367,20 +370,14 @@ fn remove_snapshots_before(dir: &Path, number: i64) -> Result<()> {
     Ok(())
 }
 
-/// Reads a whole state file, refusing one larger than [`MAX_STATE_FILE`].
-fn read_limited(path: &Path) -> Result<Vec<u8>> {
-    let file = std::fs::File::open(path).context(|| format!("cannot open {}", path.display()))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_STATE_FILE + 1)
-        .read_to_end(&mut bytes)
-        .context(|| format!("cannot read {}", path.display()))?;
-    if bytes.len() as u64 > MAX_STATE_FILE {
-        return Err(LocalError::Invalid(format!(
-            "{} is larger than {MAX_STATE_FILE} bytes; it is not a file kafkit wrote",
-            path.display()
-        )));
-    }
-    Ok(bytes)
+/// The entries of the `.txnindex` of the segment at `base` (none without one).
+fn index_entries(dir: &Path, base: i64) -> Result<Vec<AbortedTxn>> {
+    let path = segment_path(dir, base, TXNINDEX_SUFFIX);
+    Ok(read_state_file(&path, MAX_STATE_FILE)?
+        .unwrap_or_default()
+        .chunks_exact(ABORTED_TXN_SIZE)
+        .map(|chunk| aborted_txn(chunk.try_into().expect("whole entries")))
+        .collect())
 }
 
 impl PartitionLog {
@@ -436,14 +433,7 @@ impl PartitionLog {
             return Ok(out);
         }
         for seg in snapshot.segments() {
-            let path = segment_path(&self.dir, seg.base_offset, TXNINDEX_SUFFIX);
-            let bytes = match std::fs::File::open(&path) {
-                Ok(_) => read_limited(&path)?,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(LocalError::io(format!("cannot open {}", path.display()), e)),
-            };
-            for chunk in bytes.chunks_exact(ABORTED_TXN_SIZE) {
-                let t = aborted_txn(chunk.try_into().expect("whole entries"));
+            for t in index_entries(&self.dir, seg.base_offset)? {
                 out.by_producer
                     .entry(t.producer_id)
                     .or_default()
@@ -474,15 +464,8 @@ impl PartitionLog {
             .saturating_sub(1);
         let mut out = Vec::new();
         for seg in &segs[first..] {
-            let path = segment_path(&self.dir, seg.base_offset, TXNINDEX_SUFFIX);
-            let bytes = match std::fs::File::open(&path) {
-                Ok(_) => read_limited(&path)?,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(LocalError::io(format!("cannot open {}", path.display()), e)),
-            };
             let mut past = false;
-            for chunk in bytes.chunks_exact(ABORTED_TXN_SIZE) {
-                let t = aborted_txn(chunk.try_into().expect("whole entries"));
+            for t in index_entries(&self.dir, seg.base_offset)? {
                 if t.last_offset >= from && t.first_offset < upper {
                     out.push((t.producer_id, t.first_offset));
                 }

@@ -166,7 +166,7 @@ pub async fn add_offsets(
 ) -> Option<AddOffsetsToTxnResponse> {
     let id = request.transactional_id.0.to_string();
     let who = (id.as_str(), request.producer_id.0, request.producer_epoch);
-    let code = match broker.txns.add_offsets(who, &request.group_id.0).await {
+    let code = match broker.txns.add_offsets(who).await {
         Ok(()) => 0,
         Err((code, message)) => {
             log_refusal(broker, "AddOffsetsToTxn", &id, code, &message);
@@ -201,7 +201,7 @@ pub async fn txn_offset_commit(
     let code = if group.is_empty() {
         ResponseError::InvalidGroupId.code()
     } else {
-        match broker.txns.commit_offsets(who, &group, offsets).await {
+        match broker.txns.commit_offsets(who, offsets).await {
             Ok(()) => 0,
             Err((code, message)) => {
                 log_refusal(broker, "TxnOffsetCommit", &id, code, &message);

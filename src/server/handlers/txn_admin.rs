@@ -24,17 +24,11 @@ use kafka_protocol::messages::{
 };
 
 use super::{blocking, served_partition, str_bytes};
+use crate::kafka::now_ms;
 use crate::local::partition::txn::{ABORT, COMMIT};
 use crate::local::txn::TxnState;
-use crate::record::{BatchHeader, encode_marker};
-use crate::server::appender;
 use crate::server::broker::Broker;
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
+use crate::server::txn::Marker;
 
 pub async fn describe_transactions(
     broker: &Arc<Broker>,
@@ -240,34 +234,18 @@ pub async fn write_txn_markers(
         } else {
             ABORT
         };
-        let bytes = encode_marker(
+        let written = Marker::new(
             marker.producer_id.0,
             marker.producer_epoch,
             kind,
             marker.coordinator_epoch,
-            now_ms(),
         );
-        let header = BatchHeader::parse(&bytes).expect("a marker we built parses");
         let mut topics = Vec::new();
         for t in marker.topics {
             let mut partitions = Vec::new();
             for p in t.partition_indexes {
-                let (b, name) = (Arc::clone(broker), t.name.0.to_string());
-                let served = blocking(move || served_partition(&b, &name, p)).await;
-                let code = match served {
-                    Ok((_, partition)) => {
-                        let written = appender::append(
-                            broker,
-                            &partition,
-                            bytes.clone(),
-                            vec![header.clone()],
-                        )
-                        .await;
-                        match written {
-                            Ok(_) => 0,
-                            Err((code, _)) => code.code(),
-                        }
-                    }
+                let code = match written.append_to(broker, &t.name.0, p).await {
+                    Ok(()) => 0,
                     Err((code, _)) => code.code(),
                 };
                 partitions.push(
