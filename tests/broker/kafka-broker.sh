@@ -116,10 +116,13 @@ check_java() {
     [[ -n $v && $v -ge 17 ]] || missing "Java 17+ is needed to run Kafka $KAFKA_VERSION, found: $("$JAVA" -version 2>&1 | head -n1)"
 }
 
-# Writes the logging configs. Properties format, so no YAML jar is needed.
+# Writes the logging configs. Properties format, so no YAML jar is needed. Every call of this
+# script writes them, while other calls' JVMs may be reading them: each file is replaced by a
+# rename, never truncated in place (a broker that read an empty file would log nothing below
+# ERROR, so its start line would never come).
 write_configs() {
     mkdir -p "$KAFKA_HOME/config"
-    cat >"$KAFKA_HOME/config/log4j2.properties" <<'EOF'
+    replace_file "$KAFKA_HOME/config/log4j2.properties" <<'EOF'
 appender.out.type=Console
 appender.out.name=STDOUT
 appender.out.layout.type=PatternLayout
@@ -128,7 +131,7 @@ rootLogger.level=INFO
 rootLogger.appenderRef.out.ref=STDOUT
 EOF
     # Tools: warnings only, on stderr, so that their stdout can be compared byte for byte.
-    cat >"$KAFKA_HOME/config/tools-log4j2.properties" <<'EOF'
+    replace_file "$KAFKA_HOME/config/tools-log4j2.properties" <<'EOF'
 appender.err.type=Console
 appender.err.name=STDERR
 appender.err.target=SYSTEM_ERR
@@ -137,6 +140,20 @@ appender.err.layout.pattern=[%d] %p %m (%c)%n
 rootLogger.level=WARN
 rootLogger.appenderRef.err.ref=STDERR
 EOF
+}
+
+# Replaces file $1 with stdin atomically (a reader sees the old or the new text, whole), and
+# leaves it alone when it already holds that text.
+replace_file() {
+    local file=$1 tmp
+    tmp=$(mktemp "$file.XXXXXX")
+    cat >"$tmp"
+    if cmp -s "$tmp" "$file"; then
+        rm -f "$tmp"
+    else
+        chmod 644 "$tmp"
+        mv -f "$tmp" "$file"
+    fi
 }
 
 # Resolves kafka_2.13 (the broker and StorageTool), kafka-tools (the CLI oracle) and the SLF4J
