@@ -7,7 +7,6 @@
 //! `--max-messages`, `--timeout-ms`, Ctrl-C or a closed stdout.
 
 use std::fs::File;
-use std::io::Write;
 use std::os::fd::AsFd;
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -30,13 +29,13 @@ use crate::client::consumer::{
 use crate::client::{ClientError, TopicPattern};
 
 /// Kafka's formatter classes, offered by completions.
-const FORMATTERS: &[&str] = &[
+pub(super) const FORMATTERS: &[&str] = &[
     "org.apache.kafka.tools.consumer.DefaultMessageFormatter",
     "org.apache.kafka.tools.consumer.LoggingMessageFormatter",
     "org.apache.kafka.tools.consumer.NoOpMessageFormatter",
 ];
 /// Kafka's deserializer classes, offered by completions.
-const DESERIALIZERS: &[&str] = &[
+pub(super) const DESERIALIZERS: &[&str] = &[
     "org.apache.kafka.common.serialization.StringDeserializer",
     "org.apache.kafka.common.serialization.LongDeserializer",
     "org.apache.kafka.common.serialization.IntegerDeserializer",
@@ -57,8 +56,6 @@ const OUTPUT_CAPACITY: usize = 1024 * 1024 + 4096;
 /// The stdout pipe's size when it can be grown: about a round's output (Linux's default
 /// `/proc/sys/fs/pipe-max-size`, so an unprivileged user may set it).
 const PIPE_BYTES: usize = 1024 * 1024;
-/// How long a write into a full pipe waits before it looks at Ctrl-C again.
-const WRITE_POLL: Duration = Duration::from_millis(100);
 /// How long a group member that is done waits for its pipe's reader to take what is left
 /// (see `Printer::wait_for_reader`), and how often it looks.
 const READER_WAIT: Duration = Duration::from_secs(10);
@@ -567,28 +564,10 @@ impl Printer {
     /// reader that stopped reading never holds the consumer inside write(2): Ctrl-C stops the
     /// writing (an `Interrupted` error) and the consumer exits in order.
     fn write_out(&mut self, interrupt: &Interrupt) -> std::io::Result<()> {
-        let mut accepted = 0;
-        let result = loop {
-            if accepted == self.out.len() {
-                break Ok(());
-            }
-            let mut end = self.out.len();
-            if let Some(size) = self.pipe_size {
-                match pipe::room(&self.stdout, size, WRITE_POLL) {
-                    Some(room) => end = end.min(accepted + room),
-                    None if interrupt.is_set() => {
-                        break Err(std::io::ErrorKind::Interrupted.into());
-                    }
-                    None => continue,
-                }
-            }
-            match self.stdout.write(&self.out[accepted..end]) {
-                Ok(0) => break Err(std::io::ErrorKind::WriteZero.into()),
-                Ok(n) => accepted += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => break Err(e),
-            }
-        };
+        let (accepted, result) =
+            pipe::write_interruptibly(&mut self.stdout, self.pipe_size, &self.out, || {
+                interrupt.is_set()
+            });
         self.written += self.consumer.settle(accepted);
         self.out.clear();
         result
@@ -751,7 +730,7 @@ fn is_false(value: Option<&String>) -> bool {
 
 /// The formatter and its properties (`--formatter`, `--formatter-property`,
 /// `--formatter-config`, the deserializer options).
-fn formatter(m: &ArgMatches) -> Result<Formatter, CliError> {
+pub(super) fn formatter(m: &ArgMatches) -> Result<Formatter, CliError> {
     let mut fprops = Properties::new();
     if let Some(path) = m.get_one::<String>("formatter-config") {
         fprops.extend(properties::load_file(path.as_ref())?);

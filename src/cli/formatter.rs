@@ -217,11 +217,24 @@ impl Formatter {
         record: &RecordRef<'_>,
         out: &mut Vec<u8>,
     ) -> Result<(), String> {
+        self.format_delivered(partition, ts_type, record, None, out)
+    }
+
+    /// [`Formatter::format`] of a record a share group delivered for the `delivery`th time
+    /// (`print.delivery` prints it; `None`: `NOT_PRESENT`, as for a consumer group's record).
+    pub fn format_delivered(
+        &self,
+        partition: i32,
+        ts_type: TimestampType,
+        record: &RecordRef<'_>,
+        delivery: Option<i16>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
         if self.kind == FormatterKind::NoOp {
             return Ok(());
         }
         let start = out.len();
-        let result = self.format_fields(partition, ts_type, record, out);
+        let result = self.format_fields(partition, ts_type, record, delivery, out);
         if result.is_err() {
             out.truncate(start);
         }
@@ -233,6 +246,7 @@ impl Formatter {
         partition: i32,
         ts_type: TimestampType,
         r: &RecordRef<'_>,
+        delivery: Option<i16>,
         out: &mut Vec<u8>,
     ) -> Result<(), String> {
         let fields = [
@@ -268,7 +282,10 @@ impl Formatter {
             sep(out);
         }
         if self.print_delivery {
-            out.extend_from_slice(b"Delivery:NOT_PRESENT");
+            match delivery {
+                Some(n) => write!(out, "Delivery:{n}").ok(),
+                None => out.write_all(b"Delivery:NOT_PRESENT").ok(),
+            };
             sep(out);
         }
         if self.print_epoch {

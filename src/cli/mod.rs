@@ -10,6 +10,7 @@
 //! - [`dump_log`]: `kafka-dump-log`, which reads segment files directly (no client, no
 //!   connection options).
 //! - [`server_start`]: `kafka-server-start`, the embedded log served over the Kafka protocol.
+//! - [`share_consumer`]: `kafka-console-share-consumer`, a member of a share group.
 //! - [`line_reader`], [`formatter`]: the console tools' LineMessageReader and
 //!   DefaultMessageFormatter.
 //! - [`properties`]: `key=value` options and Java properties files; [`client_config`]:
@@ -44,6 +45,7 @@ pub mod profile;
 pub mod progress;
 pub mod properties;
 pub mod server_start;
+pub mod share_consumer;
 pub mod signals;
 pub mod topics;
 pub mod transactions;
@@ -264,6 +266,7 @@ pub fn tool_commands() -> Vec<clap::Command> {
         topics::command(),
         producer::command(),
         consumer::command(),
+        share_consumer::command(),
         groups::command(),
         get_offsets::command(),
         broker_api_versions::command(),

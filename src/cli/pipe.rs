@@ -70,6 +70,43 @@ pub fn room(file: &File, size: usize, wait: std::time::Duration) -> Option<usize
     }
 }
 
+/// Writes `data` to `out` (standard output without Rust's buffer), returning how many bytes
+/// `write(2)` accepted and how the writing ended.
+///
+/// Into a pipe of `pipe_size` bytes each write takes at most the pipe's room ([`room`]), so
+/// that a reader that stopped reading never holds the writer inside write(2): Ctrl-C
+/// (`interrupted`) stops the writing with an `Interrupted` error.
+pub fn write_interruptibly(
+    out: &mut File,
+    pipe_size: Option<usize>,
+    data: &[u8],
+    interrupted: impl Fn() -> bool,
+) -> (usize, std::io::Result<()>) {
+    use std::io::Write;
+    const WRITE_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+    let mut accepted = 0;
+    let result = loop {
+        if accepted == data.len() {
+            break Ok(());
+        }
+        let mut end = data.len();
+        if let Some(size) = pipe_size {
+            match room(out, size, WRITE_POLL) {
+                Some(room) => end = end.min(accepted + room),
+                None if interrupted() => break Err(std::io::ErrorKind::Interrupted.into()),
+                None => continue,
+            }
+        }
+        match out.write(&data[accepted..end]) {
+            Ok(0) => break Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => accepted += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => break Err(e),
+        }
+    };
+    (accepted, result)
+}
+
 /// The most a pipe write takes whole once poll says there is room.
 const PIPE_BUF: usize = 4096;
 

@@ -14,6 +14,7 @@ pub mod groups;
 pub mod java_number;
 pub mod producer;
 pub mod repair;
+pub mod share;
 pub mod topic_config;
 pub mod topic_name;
 pub mod topic_partition;

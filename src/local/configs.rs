@@ -1,13 +1,15 @@
 //! Entity configs on the embedded log (`kafka-configs`), answering as a one-broker cluster:
 //! a topic's overrides live in its metadata file, the broker defaults in the log dir's
-//! `config.properties`. There is no per-broker dynamic config (broker 0 has none) and no group
-//! config; altering those is refused with a message saying what to use instead.
+//! `config.properties`, a group's share configs in its group directory (`super::share`). There
+//! is no per-broker dynamic config (broker 0 has none); altering one is refused with a message
+//! saying what to use instead.
 
 use kafka_protocol::ResponseError;
 
 use super::Result;
 use super::admin::alter_topic_config;
 use super::logdir::LOCAL_NODE_ID;
+use super::share::ShareGroupDir;
 use super::{LocalError, LogDir};
 use crate::kafka::configs::{
     ConfigChange, ConfigResource, ConfigSource, ConfigSynonym, DescribedConfig, TopicConfigChanges,
@@ -51,8 +53,12 @@ pub fn describe(dir: &LogDir, resource: &ConfigResource) -> Result<Vec<Described
             .collect()),
         ConfigResource::Broker(id) if *id == LOCAL_NODE_ID => Ok(Vec::new()),
         ConfigResource::Broker(id) => Err(no_broker(*id)),
-        // Groups have no configs here: nothing dynamic to list (altering is refused).
-        ConfigResource::Group(_) => Ok(Vec::new()),
+        // A group's share configs (the only group configs the embedded log reads).
+        ConfigResource::Group(group) => Ok(ShareGroupDir::new(dir.root(), group)?
+            .configs()?
+            .into_iter()
+            .map(|(name, value)| dynamic(name, value, ConfigSource::DynamicGroupConfig))
+            .collect()),
     }
 }
 
@@ -96,7 +102,9 @@ fn alter_then(
             "the embedded log has no per-broker dynamic configs; alter its settings with --entity-type brokers --entity-default",
         )),
         ConfigResource::Broker(id) => Err(no_broker(*id)),
-        ConfigResource::Group(_) => Err(no_group_configs()),
+        ConfigResource::Group(group) => {
+            ShareGroupDir::new(dir.root(), group)?.alter_configs(changes)
+        }
     }
 }
 
@@ -237,12 +245,5 @@ fn no_broker(id: i32) -> LocalError {
     LocalError::kafka(
         ResponseError::InvalidRequest,
         format!("the embedded log has only broker {LOCAL_NODE_ID}, not broker {id}"),
-    )
-}
-
-fn no_group_configs() -> LocalError {
-    LocalError::kafka(
-        ResponseError::InvalidRequest,
-        "the embedded log has no group configs (its groups use fixed session and heartbeat settings); give --bootstrap-server to configure a cluster's groups",
     )
 }

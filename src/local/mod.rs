@@ -30,6 +30,7 @@ pub mod partition;
 pub mod producer;
 pub mod records;
 pub mod segment;
+pub mod share;
 pub mod txn;
 pub mod txn_admin;
 pub mod warnings;

@@ -316,7 +316,8 @@ fn bad_invocations_change_nothing() {
         (&["--alter", "--broker-defaults", "--add-config", "num.partitions=0"], 1, "Invalid value 0 for configuration num.partitions: Value must be at least 1"),
         (&["--alter", "--broker", "0", "--add-config", "num.partitions=2"], 1, "the embedded log has no per-broker dynamic configs"),
         (&["--alter", "--broker", "3", "--add-config", "num.partitions=2"], 1, "the embedded log has only broker 0, not broker 3"),
-        (&["--alter", "--group", "g", "--add-config", "consumer.session.timeout.ms=50000"], 1, "the embedded log has no group configs"),
+        (&["--alter", "--group", "g", "--add-config", "consumer.session.timeout.ms=50000"], 1, "the embedded log has no group config consumer.session.timeout.ms"),
+        (&["--alter", "--group", "g", "--add-config", "share.delivery.count.limit=1"], 1, "Invalid value 1 for configuration share.delivery.count.limit: Value must be at least 2"),
         (&["--describe", "--topic", "t", "--bootstrap-server", "nohost"], 2, "Please provide valid host:port like host1:9091,host2:9092"),
     ];
     let before = snapshot(&k);

@@ -24,5 +24,6 @@ mod partition_log;
 mod perf_test;
 mod profiles;
 mod record_vectors;
+mod share;
 mod topics;
 mod transactions;

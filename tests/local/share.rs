@@ -1,0 +1,492 @@
+//! Share groups on the embedded log (`kafka-console-share-consumer --log-dir`): members in
+//! separate processes split a topic's records, each record once; the records of a member
+//! killed with SIGKILL go to the others at once, those of a stalled member once their lock
+//! expires; `--reject` archives, `--release` delivers again until the delivery count limit
+//! archives; and bad invocations are one line, non-zero, with nothing changed.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{Kafkit, signal, text};
+
+const TOOL: &str = "kafka-console-share-consumer";
+
+/// A share consumer of `topic` in group `group`, started in the background: each record
+/// printed as `partition offset delivery value`, tab-separated.
+fn spawn_member(k: &Kafkit, topic: &str, group: &str, extra: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_kafka-console-share-consumer"))
+        .env("KAFKIT_LOG_DIR", k.log_dir())
+        .args(["--topic", topic, "--group", group])
+        .args(print_all())
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the share consumer starts")
+}
+
+fn print_all() -> [&'static str; 6] {
+    [
+        "--formatter-property",
+        "print.partition=true",
+        "--formatter-property",
+        "print.offset=true",
+        "--formatter-property",
+        "print.delivery=true",
+    ]
+}
+
+/// A printed record: (partition, offset, delivery count, value).
+type Printed = (u32, i64, u32, String);
+
+fn parse(line: &str) -> Printed {
+    let fields: Vec<&str> = line.split('\t').collect();
+    assert_eq!(fields.len(), 4, "{line:?}");
+    let num = |f: &str, prefix: &str| -> i64 {
+        f.strip_prefix(prefix)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{line:?}"))
+    };
+    (
+        num(fields[0], "Partition:") as u32,
+        num(fields[1], "Offset:"),
+        num(fields[2], "Delivery:") as u32,
+        fields[3].to_string(),
+    )
+}
+
+/// The group reads from the earliest record (Kafka's default is the latest).
+fn from_earliest(k: &Kafkit, group: &str, more: &[&str]) {
+    let mut config = String::from("share.auto.offset.reset=earliest");
+    for c in more {
+        config.push(',');
+        config.push_str(c);
+    }
+    let out = k.ok(
+        "kafka-configs",
+        &[
+            "--entity-type",
+            "groups",
+            "--entity-name",
+            group,
+            "--alter",
+            "--add-config",
+            &config,
+        ],
+        None,
+    );
+    assert_eq!(
+        out,
+        format!("Completed updating config for group {group}.\n")
+    );
+}
+
+fn numbered(n: usize) -> Vec<u8> {
+    (0..n)
+        .map(|i| format!("r{i}\n"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+#[test]
+fn two_members_split_a_topic_each_record_once() {
+    let k = Kafkit::new();
+    k.ok(
+        "kafka-topics",
+        &["--create", "--topic", "jobs", "--partitions", "3"],
+        None,
+    );
+    from_earliest(&k, "workers", &[]);
+    k.produce("jobs", &[], &numbered(3000));
+    let members: Vec<Child> = (0..2)
+        .map(|_| {
+            spawn_member(
+                &k,
+                "jobs",
+                "workers",
+                &[
+                    "--timeout-ms",
+                    "3000",
+                    "--command-property",
+                    "max.poll.records=25",
+                ],
+            )
+        })
+        .collect();
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    for member in members {
+        let out = member.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let lines: Vec<Printed> = text(&out.stdout).lines().map(parse).collect();
+        assert!(
+            !lines.is_empty(),
+            "each member gets records while both run; stderr: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr)
+                .ends_with(&format!("Processed a total of {} messages\n", lines.len())),
+            "{}",
+            text(&out.stderr)
+        );
+        for (_, _, delivery, value) in lines {
+            assert_eq!(delivery, 1, "{value} was delivered before");
+            assert!(seen.insert(value.clone()), "{value} printed twice");
+        }
+    }
+    let all: BTreeSet<String> = (0..3000).map(|i| format!("r{i}")).collect();
+    assert_eq!(seen, all);
+    // Everything was accepted: a new member gets nothing.
+    let out = k.ok(
+        TOOL,
+        &[
+            "--topic",
+            "jobs",
+            "--group",
+            "workers",
+            "--timeout-ms",
+            "300",
+        ],
+        None,
+    );
+    assert_eq!(out, "");
+}
+
+/// A member that takes every record of `t` in one poll and holds them: its output stays in
+/// its stdout pipe, unread, so it acknowledges none of them. Returns once the group's state
+/// shows the records acquired.
+fn spawn_holder(k: &Kafkit, group: &str) -> Child {
+    let holder = spawn_member(k, "t", group, &[]);
+    let window = k.path(&format!("groups/{group}/share/t-0.window"));
+    crate::common::wait_for("the holder acquires the records", || {
+        std::fs::read_to_string(&window).is_ok_and(|w| w.contains("\"state\":1"))
+    });
+    holder
+}
+
+#[test]
+fn a_killed_members_records_go_to_the_others_at_once() {
+    let k = Kafkit::new();
+    k.ok("kafka-topics", &["--create", "--topic", "t"], None);
+    from_earliest(&k, "g", &[]);
+    k.produce("t", &[], &numbered(50));
+    let mut holder = spawn_holder(&k, "g");
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let start = Instant::now();
+    let mut args = vec!["--topic", "t", "--group", "g", "--timeout-ms", "1000"];
+    args.extend(print_all());
+    let out = k.ok(TOOL, &args, None);
+    let got: Vec<Printed> = out.lines().map(parse).collect();
+    assert_eq!(got.len(), 50, "{out}");
+    assert!(
+        got.iter().all(|(_, _, delivery, _)| *delivery == 2),
+        "{out}"
+    );
+    // Well before the 30 s record lock: the dead member's file lock told.
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn a_stalled_members_records_go_to_the_others_when_their_lock_expires() {
+    let k = Kafkit::new();
+    k.ok("kafka-topics", &["--create", "--topic", "t"], None);
+    from_earliest(&k, "g", &["share.record.lock.duration.ms=15000"]);
+    k.produce("t", &[], &numbered(10));
+    let mut stalled = spawn_holder(&k, "g");
+    let acquired = Instant::now();
+    signal(&stalled, "-STOP");
+    let mut other = spawn_member(
+        &k,
+        "t",
+        "g",
+        &["--max-messages", "10", "--timeout-ms", "60000"],
+    );
+    let reader = BufReader::new(other.stdout.take().unwrap());
+    let got: Vec<Printed> = reader.lines().map(|l| parse(&l.unwrap())).collect();
+    let waited = acquired.elapsed();
+    assert!(other.wait().unwrap().success());
+    assert_eq!(got.len(), 10, "{got:?}");
+    assert!(
+        got.iter().all(|(_, _, delivery, _)| *delivery == 2),
+        "{got:?}"
+    );
+    assert!(
+        waited >= Duration::from_millis(14_500),
+        "delivered again after {waited:?}, before the 15 s lock expired"
+    );
+    // The stalled member, woken up with its reader gone, stops; it holds nothing any more.
+    drop(stalled.stdout.take());
+    signal(&stalled, "-CONT");
+    let out = stalled.wait_with_output().unwrap();
+    assert!(
+        !text(&out.stderr).contains("panicked"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = k.ok(
+        TOOL,
+        &["--topic", "t", "--group", "g", "--timeout-ms", "300"],
+        None,
+    );
+    assert_eq!(out, "");
+}
+
+#[test]
+fn reject_archives_and_release_delivers_again_until_the_limit() {
+    let k = Kafkit::new();
+    k.ok("kafka-topics", &["--create", "--topic", "t"], None);
+    from_earliest(&k, "rej", &[]);
+    k.produce("t", &[], b"a\nb\n");
+    let out = k.ok(
+        TOOL,
+        &[
+            "--topic",
+            "t",
+            "--group",
+            "rej",
+            "--reject",
+            "--timeout-ms",
+            "500",
+        ],
+        None,
+    );
+    assert_eq!(out, "a\nb\n");
+    assert_eq!(
+        k.ok(
+            TOOL,
+            &["--topic", "t", "--group", "rej", "--timeout-ms", "300"],
+            None
+        ),
+        ""
+    );
+
+    from_earliest(&k, "rel", &["share.delivery.count.limit=3"]);
+    let mut args = vec![
+        "--topic",
+        "t",
+        "--group",
+        "rel",
+        "--release",
+        "--timeout-ms",
+        "500",
+    ];
+    args.extend(print_all());
+    let got: Vec<Printed> = k.ok(TOOL, &args, None).lines().map(parse).collect();
+    let expected: Vec<Printed> = (1..=3)
+        .flat_map(|d| [(0, 0, d, "a".to_string()), (0, 1, d, "b".to_string())])
+        .collect();
+    assert_eq!(got, expected);
+    // Archived after the third delivery.
+    assert_eq!(
+        k.ok(
+            TOOL,
+            &["--topic", "t", "--group", "rel", "--timeout-ms", "300"],
+            None
+        ),
+        ""
+    );
+    // Another group reads on its own: the log is not a queue for it.
+    from_earliest(&k, "other", &[]);
+    assert_eq!(
+        k.ok(
+            TOOL,
+            &["--topic", "t", "--group", "other", "--timeout-ms", "300"],
+            None
+        ),
+        "a\nb\n"
+    );
+}
+
+#[test]
+fn a_group_starts_at_the_end_by_default_and_max_messages_releases_the_rest() {
+    let k = Kafkit::new();
+    k.ok("kafka-topics", &["--create", "--topic", "t"], None);
+    k.produce("t", &[], b"old\n");
+    // Kafka's default share.auto.offset.reset is latest: records before the group's first
+    // read are never delivered.
+    assert_eq!(
+        k.ok(TOOL, &["--topic", "t", "--timeout-ms", "300"], None),
+        ""
+    );
+    k.produce("t", &[], b"new1\nnew2\nnew3\n");
+    let out = k.run(
+        TOOL,
+        &[
+            "--topic",
+            "t",
+            "--max-messages",
+            "1",
+            "--timeout-ms",
+            "3000",
+        ],
+        None,
+    );
+    assert_eq!(text(&out.stdout), "new1\n");
+    assert_eq!(text(&out.stderr), "Processed a total of 1 messages\n");
+    // The other two were acquired with it and released at the close: delivered again.
+    let mut args = vec!["--topic", "t", "--timeout-ms", "300"];
+    args.extend(print_all());
+    let got: Vec<Printed> = k.ok(TOOL, &args, None).lines().map(parse).collect();
+    assert_eq!(
+        got,
+        vec![(0, 2, 2, "new2".to_string()), (0, 3, 2, "new3".to_string())]
+    );
+}
+
+#[test]
+fn group_configs_are_checked_and_described() {
+    let k = Kafkit::new();
+    let alter = |config: &str| {
+        k.run(
+            "kafka-configs",
+            &[
+                "--entity-type",
+                "groups",
+                "--entity-name",
+                "g",
+                "--alter",
+                "--add-config",
+                config,
+            ],
+            None,
+        )
+    };
+    for (config, message) in [
+        (
+            "share.record.lock.duration.ms=1000",
+            "Invalid value 1000 for configuration share.record.lock.duration.ms: Value must be at least 15000",
+        ),
+        (
+            "share.delivery.count.limit=11",
+            "Invalid value 11 for configuration share.delivery.count.limit: Value must be no more than 10",
+        ),
+        (
+            "share.auto.offset.reset=first",
+            "Invalid value first for configuration share.auto.offset.reset",
+        ),
+        ("share.nope=1", "Unknown group config name: share.nope"),
+    ] {
+        let out = alter(config);
+        assert_eq!(out.status.code(), Some(1), "{config}");
+        assert!(
+            text(&out.stderr).contains(message),
+            "{config}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(
+            text(&out.stderr).lines().count(),
+            1,
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    assert!(
+        alter("share.auto.offset.reset=by_duration:PT1H")
+            .status
+            .success()
+    );
+    let described = k.ok(
+        "kafka-configs",
+        &[
+            "--entity-type",
+            "groups",
+            "--entity-name",
+            "g",
+            "--describe",
+        ],
+        None,
+    );
+    assert_eq!(
+        described,
+        "Dynamic configs for group g are:\n  share.auto.offset.reset=by_duration:PT1H sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:share.auto.offset.reset=by_duration:PT1H}\n"
+    );
+}
+
+#[test]
+fn bad_invocations_are_one_line_and_change_nothing() {
+    let k = Kafkit::new();
+    k.ok("kafka-topics", &["--create", "--topic", "t"], None);
+    k.produce("t", &[], b"x\n");
+    let before = k.files();
+    for (args, code, message) in [
+        (vec!["--group", "g"], 2, "--topic is a required argument"),
+        (
+            vec!["--topic", "t", "--reject", "--release"],
+            2,
+            "At most one of --reject and --release may be specified.",
+        ),
+        (
+            vec![
+                "--topic",
+                "t",
+                "--group",
+                "a",
+                "--command-property",
+                "group.id=b",
+            ],
+            2,
+            "The group ids provided in different places (directly using '--group', via '--consumer-property', or via '--consumer-config') do not match. Detected group ids: 'a', 'b'",
+        ),
+        (
+            vec![
+                "--topic",
+                "t",
+                "--command-property",
+                "auto.offset.reset=earliest",
+            ],
+            1,
+            "auto.offset.reset cannot be set when using a share group.",
+        ),
+        (
+            vec!["--topic", "t", "--command-property", "max.poll.records=0"],
+            2,
+            "Invalid value 0 for configuration max.poll.records: Value must be at least 1",
+        ),
+        (
+            vec!["--topic", "t", "--formatter", "com.example.Nope"],
+            2,
+            "com.example.Nope",
+        ),
+        (
+            vec![
+                "--topic",
+                "t",
+                "--command-config",
+                "/nonexistent/consumer.properties",
+            ],
+            1,
+            "/nonexistent/consumer.properties",
+        ),
+        (
+            vec![
+                "--topic",
+                "t",
+                "--consumer-property",
+                "a=b",
+                "--command-property",
+                "c=d",
+            ],
+            2,
+            "Options --consumer-property and --command-property cannot be specified together.",
+        ),
+    ] {
+        let err = k.fails(TOOL, &args, None, code);
+        assert!(err.contains(message), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+    assert_eq!(
+        k.files(),
+        before,
+        "a refused invocation changed the log dir"
+    );
+    let version = k.ok(TOOL, &["--version"], None);
+    assert!(version.starts_with("4.3"), "{version}");
+}
