@@ -41,6 +41,18 @@ impl AcknowledgeType {
     }
 }
 
+/// Offsets `first..=last` delivered to a member, each for the `delivery_count`th time (Kafka's
+/// `AcquiredRecords`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Acquired {
+    pub first: i64,
+    pub last: i64,
+    pub delivery_count: i16,
+}
+
+/// Acknowledgements of offsets `first..=last`, all of one type: `(first, last, type)`.
+pub type AckRun = (i64, i64, AcknowledgeType);
+
 /// Where a record of a share partition stands (Kafka's `RecordState`, with its codes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RecordState {

@@ -18,6 +18,8 @@
 //!    - [`leaders`]: which broker leads each partition; [`records`]: DeleteRecords at the
 //!      leaders.
 //!    - [`transactions`]: the transaction admin calls of `kafka-transactions`.
+//!    - [`share`]: a member of a share group: ShareGroupHeartbeat, ShareFetch,
+//!      ShareAcknowledge.
 //!    - [`produce`]: the producer: leader routing, InitProducerId, Produce with retries.
 //!    - [`error`]: [`RemoteError`], one line per failure, naming the broker.
 //!
@@ -35,6 +37,7 @@ pub(crate) mod membership;
 pub(crate) mod net;
 mod produce;
 mod records;
+pub(crate) mod share;
 mod transactions;
 
 pub use admin::{Client, ClusterMetadata, PartitionInfo, TopicInfo, TopicOutcome};
@@ -255,6 +258,48 @@ impl Cluster {
             fetcher: fetch::Fetcher::new(self.client, self.config.clone(), isolation),
             config: self.config,
         }
+    }
+}
+
+impl Cluster {
+    /// Turns the client into a member of share group `group` reading `topics`.
+    pub fn into_share_member(self, group: &str, topics: &[String]) -> ShareClient {
+        ShareClient {
+            runtime: self.runtime,
+            member: share::ShareGroupMember::new(self.client, self.config, group, topics),
+        }
+    }
+}
+
+/// The blocking face of [`share::ShareGroupMember`], for `kafka-console-share-consumer`.
+#[derive(Debug)]
+pub struct ShareClient {
+    runtime: tokio::runtime::Runtime,
+    member: share::ShareGroupMember,
+}
+
+impl ShareClient {
+    pub fn member_id(&self) -> &str {
+        self.member.member_id()
+    }
+
+    /// See [`share::ShareGroupMember::poll`].
+    pub fn poll(
+        &mut self,
+        acks: std::collections::BTreeMap<(String, i32), Vec<crate::kafka::share::AckRun>>,
+        max_records: usize,
+        max_wait: std::time::Duration,
+    ) -> Result<share::SharePolled> {
+        self.runtime
+            .block_on(self.member.poll(acks, max_records, max_wait))
+    }
+
+    /// See [`share::ShareGroupMember::close`].
+    pub fn close(
+        &mut self,
+        acks: std::collections::BTreeMap<(String, i32), Vec<crate::kafka::share::AckRun>>,
+    ) -> Result<()> {
+        self.runtime.block_on(self.member.close(acks))
     }
 }
 

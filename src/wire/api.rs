@@ -24,9 +24,10 @@ use kafka_protocol::messages::{
     ListTransactionsResponse, MetadataRequest, MetadataResponse, OffsetCommitRequest,
     OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest,
     OffsetFetchResponse, ProduceRequest, ProduceResponse, SaslAuthenticateRequest,
-    SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse, SyncGroupRequest,
-    SyncGroupResponse, TxnOffsetCommitRequest, TxnOffsetCommitResponse, WriteTxnMarkersRequest,
-    WriteTxnMarkersResponse,
+    SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse, ShareAcknowledgeRequest,
+    ShareAcknowledgeResponse, ShareFetchRequest, ShareFetchResponse, ShareGroupHeartbeatRequest,
+    ShareGroupHeartbeatResponse, SyncGroupRequest, SyncGroupResponse, TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message, VersionRange};
 
@@ -122,4 +123,7 @@ apis! {
     DeleteGroups: DeleteGroupsRequest => DeleteGroupsResponse;
     SaslHandshake: SaslHandshakeRequest => SaslHandshakeResponse;
     SaslAuthenticate: SaslAuthenticateRequest => SaslAuthenticateResponse;
+    ShareGroupHeartbeat: ShareGroupHeartbeatRequest => ShareGroupHeartbeatResponse;
+    ShareFetch: ShareFetchRequest => ShareFetchResponse;
+    ShareAcknowledge: ShareAcknowledgeRequest => ShareAcknowledgeResponse;
 }

@@ -41,6 +41,7 @@ mod consumer_kafka_only;
 mod dump_log;
 mod restart;
 mod security;
+mod share;
 
 // Against a three-node cluster, beside the rest.
 #[path = "../cluster/mod.rs"]

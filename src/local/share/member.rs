@@ -9,15 +9,12 @@ use std::fs;
 use kafka_protocol::ResponseError;
 
 use super::ShareGroupDir;
-use super::window::{Acquired, InvalidRecordState};
+use super::window::InvalidRecordState;
 use crate::kafka::now_ms;
-use crate::kafka::share::{AcknowledgeType, ShareGroupConfig, ShareOffsetReset};
+use crate::kafka::share::{AckRun, Acquired, ShareGroupConfig, ShareOffsetReset};
 use crate::local::error::{LocalError, Result};
 use crate::local::lock::{FileLock, LockMode};
 use crate::local::{LogDir, PartitionLog, Snapshot};
-
-/// Acknowledgements of offsets `first..=last`, all of one type: `(first, last, type)`.
-pub type AckRun = (i64, i64, AcknowledgeType);
 
 /// A live member of a share group.
 #[derive(Debug)]

@@ -36,7 +36,7 @@ use super::logdir::sync_dir;
 use super::txn::read_state_file;
 use crate::kafka::configs::ConfigChange;
 use crate::kafka::share::{CONFIG_NAMES, ShareGroupConfig, validate_config};
-pub use member::{AckRun, ShareExchange, ShareMember, SharePartitionExchange};
+pub use member::{ShareExchange, ShareMember, SharePartitionExchange};
 use window::{ShareWindow, WindowFile};
 
 const SHARE_DIR: &str = "share";

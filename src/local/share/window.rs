@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::kafka::share::{AcknowledgeType, RecordState};
+use crate::kafka::share::{AcknowledgeType, Acquired, RecordState};
 
 /// One offset of the window.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,14 +60,6 @@ impl Entry {
             Entry::available(self.delivery_count)
         };
     }
-}
-
-/// Offsets `first..=last` delivered to a member, each for the `delivery_count`th time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Acquired {
-    pub first: i64,
-    pub last: i64,
-    pub delivery_count: i16,
 }
 
 /// Why an acknowledgement was refused (nothing of it was applied).
