@@ -10,7 +10,8 @@
 //! - [`dump_log`]: `kafka-dump-log`, which reads segment files directly (no client, no
 //!   connection options).
 //! - [`server_start`]: `kafka-server-start`, the embedded log served over the Kafka protocol.
-//! - [`share_consumer`]: `kafka-console-share-consumer`, a member of a share group.
+//! - [`share_consumer`]: `kafka-console-share-consumer`, a member of a share group;
+//!   [`share_groups`]: `kafka-share-groups`, share-group admin.
 //! - [`line_reader`], [`formatter`]: the console tools' LineMessageReader and
 //!   DefaultMessageFormatter.
 //! - [`properties`]: `key=value` options and Java properties files; [`client_config`]:
@@ -46,6 +47,7 @@ pub mod progress;
 pub mod properties;
 pub mod server_start;
 pub mod share_consumer;
+pub mod share_groups;
 pub mod signals;
 pub mod topics;
 pub mod transactions;
@@ -267,6 +269,7 @@ pub fn tool_commands() -> Vec<clap::Command> {
         producer::command(),
         consumer::command(),
         share_consumer::command(),
+        share_groups::command(),
         groups::command(),
         get_offsets::command(),
         broker_api_versions::command(),

@@ -14,7 +14,8 @@
 //! - [`offsets`]: partition offsets: earliest, latest, max timestamp, by time.
 //! - [`producer`]: the producer: one accumulator, batches handed to either backend.
 //! - [`records`]: deleting records below an offset (DeleteRecords).
-//! - [`share`]: the share consumer: share groups (KIP-932), Kafka's queues.
+//! - [`share`]: the share consumer: share groups (KIP-932), Kafka's queues;
+//!   [`share_groups`]: share-group admin.
 //! - [`topics`]: topic admin: list, describe, configs, create, add partitions, delete.
 //! - [`transactions`]: transaction admin: list, describe, producers, abort, fence.
 //! - [`topic_name`], [`topic_config`]: Kafka's topic-name rules and topic configs;
@@ -30,6 +31,7 @@ pub mod offsets;
 pub mod producer;
 pub mod records;
 pub mod share;
+pub mod share_groups;
 pub mod topic_pattern;
 pub mod topics;
 pub mod transactions;

@@ -109,8 +109,13 @@ impl Client {
     pub fn into_share_consumer(self, config: ShareConsumerConfig) -> Result<ShareConsumer> {
         let backend = match self.backend {
             Backend::Local(dir) => {
-                let member =
-                    ShareMember::join(dir.root(), &config.group_id, &random_uuid_string())?;
+                let member = ShareMember::join(
+                    dir.root(),
+                    &config.group_id,
+                    &random_uuid_string(),
+                    &config.client_id,
+                    &config.topics,
+                )?;
                 ShareBackend::Local(Box::new(LocalShare {
                     dir,
                     member: Some(member),

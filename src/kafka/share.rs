@@ -316,6 +316,54 @@ impl ShareGroupConfig {
     }
 }
 
+/// A share group as `kafka-share-groups --describe --state` and `--members` show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShareGroupDescription {
+    pub group_id: String,
+    /// `Empty`, `Stable` or `Dead`.
+    pub state: String,
+    /// The group coordinator: host, port and node id.
+    pub coordinator: (String, i32, i32),
+    pub group_epoch: i32,
+    pub assignment_epoch: i32,
+    /// Sorted by member id.
+    pub members: Vec<ShareMemberDescription>,
+}
+
+/// A live member of a share group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShareMemberDescription {
+    pub member_id: String,
+    pub client_id: String,
+    /// As Kafka prints it: `/127.0.0.1`.
+    pub host: String,
+    pub member_epoch: i32,
+    /// Its partitions, by topic (partitions ascending).
+    pub assignment: BTreeMap<String, Vec<i32>>,
+}
+
+/// Where a share group stands in one partition (`kafka-share-groups --describe --offsets`):
+/// `None` where the group has not initialized the partition (Kafka prints `-`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShareOffset {
+    /// The share-partition start offset: every record below it is done.
+    pub start_offset: Option<i64>,
+    pub leader_epoch: Option<i32>,
+    /// Records from the start offset to the end not yet done (Kafka: end offset, less the
+    /// start offset, less the records in flight already done).
+    pub lag: Option<i64>,
+}
+
+/// What became of a share group's offsets deletion (`--delete-offsets`): a refusal of the
+/// whole request, or each topic's outcome.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ShareOffsetsDeletion {
+    /// The group-level error (`The group is not empty.`), if the request was refused.
+    pub error: Option<String>,
+    /// Each topic with its error (`None`: deleted).
+    pub topics: Vec<(String, Option<String>)>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

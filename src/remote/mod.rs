@@ -20,6 +20,8 @@
 //!    - [`transactions`]: the transaction admin calls of `kafka-transactions`.
 //!    - [`share`]: a member of a share group: ShareGroupHeartbeat, ShareFetch,
 //!      ShareAcknowledge.
+//!    - [`share_admin`]: the share-group admin calls of `kafka-share-groups` (list, describe,
+//!      start offsets and lag, alter and delete offsets).
 //!    - [`produce`]: the producer: leader routing, InitProducerId, Produce with retries.
 //!    - [`error`]: [`RemoteError`], one line per failure, naming the broker.
 //!
@@ -38,6 +40,7 @@ pub(crate) mod net;
 mod produce;
 mod records;
 pub(crate) mod share;
+mod share_admin;
 mod transactions;
 
 pub use admin::{Client, ClusterMetadata, PartitionInfo, TopicInfo, TopicOutcome};
@@ -249,6 +252,49 @@ impl Cluster {
         )>,
     > {
         self.runtime.block_on(self.client.broker_api_versions())
+    }
+
+    /// See [`Client::list_share_groups`].
+    pub fn list_share_groups(&mut self) -> Result<Vec<(String, String)>> {
+        self.runtime.block_on(self.client.list_share_groups())
+    }
+
+    /// See [`Client::describe_share_group`].
+    pub fn describe_share_group(
+        &mut self,
+        group: &str,
+    ) -> Result<Option<crate::kafka::share::ShareGroupDescription>> {
+        self.runtime
+            .block_on(self.client.describe_share_group(group))
+    }
+
+    /// See [`Client::share_group_offsets`].
+    pub fn share_group_offsets(
+        &mut self,
+        group: &str,
+    ) -> Result<std::collections::BTreeMap<TopicPartition, crate::kafka::share::ShareOffset>> {
+        self.runtime
+            .block_on(self.client.share_group_offsets(group))
+    }
+
+    /// See [`Client::alter_share_group_offsets`].
+    pub fn alter_share_group_offsets(
+        &mut self,
+        group: &str,
+        offsets: &std::collections::BTreeMap<TopicPartition, i64>,
+    ) -> Result<std::collections::BTreeMap<TopicPartition, Option<String>>> {
+        self.runtime
+            .block_on(self.client.alter_share_group_offsets(group, offsets))
+    }
+
+    /// See [`Client::delete_share_group_offsets`].
+    pub fn delete_share_group_offsets(
+        &mut self,
+        group: &str,
+        topics: &[String],
+    ) -> Result<crate::kafka::share::ShareOffsetsDeletion> {
+        self.runtime
+            .block_on(self.client.delete_share_group_offsets(group, topics))
     }
 
     /// Turns the client into a consumer's fetcher.

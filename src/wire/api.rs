@@ -1,5 +1,6 @@
 //! The requests kafkit sends, tied to their API key, name and response type; Kafka's names of
-//! API keys.
+//! API keys; and DescribeShareGroupOffsets v1, which the crate does not have (see
+//! [`ShareGroupOffsetsRequest`]).
 //!
 //! The kafka-protocol crate's own `Request` trait exists only with both its `client` and `broker`
 //! features (it also requires decoding requests); this trait needs only the `client` half, so
@@ -7,12 +8,13 @@
 
 use kafka_protocol::messages::{
     AddOffsetsToTxnRequest, AddOffsetsToTxnResponse, AddPartitionsToTxnRequest,
-    AddPartitionsToTxnResponse, ApiKey, ApiVersionsRequest, ApiVersionsResponse,
-    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest,
-    ConsumerGroupHeartbeatResponse, CreatePartitionsRequest, CreatePartitionsResponse,
-    CreateTopicsRequest, CreateTopicsResponse, DeleteGroupsRequest, DeleteGroupsResponse,
-    DeleteRecordsRequest, DeleteRecordsResponse, DeleteTopicsRequest, DeleteTopicsResponse,
-    DescribeClusterRequest, DescribeClusterResponse, DescribeConfigsRequest,
+    AddPartitionsToTxnResponse, AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse,
+    ApiKey, ApiVersionsRequest, ApiVersionsResponse, ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
+    CreatePartitionsRequest, CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse,
+    DeleteGroupsRequest, DeleteGroupsResponse, DeleteRecordsRequest, DeleteRecordsResponse,
+    DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse, DeleteTopicsRequest,
+    DeleteTopicsResponse, DescribeClusterRequest, DescribeClusterResponse, DescribeConfigsRequest,
     DescribeConfigsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
     DescribeProducersRequest, DescribeProducersResponse, DescribeTopicPartitionsRequest,
     DescribeTopicPartitionsResponse, DescribeTransactionsRequest, DescribeTransactionsResponse,
@@ -25,11 +27,14 @@ use kafka_protocol::messages::{
     OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest,
     OffsetFetchResponse, ProduceRequest, ProduceResponse, SaslAuthenticateRequest,
     SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse, ShareAcknowledgeRequest,
-    ShareAcknowledgeResponse, ShareFetchRequest, ShareFetchResponse, ShareGroupHeartbeatRequest,
-    ShareGroupHeartbeatResponse, SyncGroupRequest, SyncGroupResponse, TxnOffsetCommitRequest,
-    TxnOffsetCommitResponse, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
+    ShareAcknowledgeResponse, ShareFetchRequest, ShareFetchResponse, ShareGroupDescribeRequest,
+    ShareGroupDescribeResponse, ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse,
+    SyncGroupRequest, SyncGroupResponse, TxnOffsetCommitRequest, TxnOffsetCommitResponse,
+    WriteTxnMarkersRequest, WriteTxnMarkersResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message, VersionRange};
+
+pub use super::share_group_offsets::{ShareGroupOffsetsRequest, ShareGroupOffsetsResponse};
 
 /// A request kafkit can send.
 pub trait Api: Message + Encodable + HeaderVersion {
@@ -126,4 +131,8 @@ apis! {
     ShareGroupHeartbeat: ShareGroupHeartbeatRequest => ShareGroupHeartbeatResponse;
     ShareFetch: ShareFetchRequest => ShareFetchResponse;
     ShareAcknowledge: ShareAcknowledgeRequest => ShareAcknowledgeResponse;
+    ShareGroupDescribe: ShareGroupDescribeRequest => ShareGroupDescribeResponse;
+    DescribeShareGroupOffsets: ShareGroupOffsetsRequest => ShareGroupOffsetsResponse;
+    AlterShareGroupOffsets: AlterShareGroupOffsetsRequest => AlterShareGroupOffsetsResponse;
+    DeleteShareGroupOffsets: DeleteShareGroupOffsetsRequest => DeleteShareGroupOffsetsResponse;
 }

@@ -5,10 +5,12 @@
 //! - [`api`]: the requests kafkit sends, with their keys and response types.
 //! - [`versions`]: the versions kafkit speaks, Kafka 4.0's floors, `min(ours, broker's)`, and
 //!   the layout of versions newer than the kafka-protocol crate.
+//! - [`share_group_offsets`]: DescribeShareGroupOffsets v1, newer than the kafka-protocol crate.
 //! - [`consumer_protocol`]: the ConsumerProtocol subscription and assignment bytes that classic
 //!   consumer groups carry inside JoinGroup, SyncGroup and DescribeGroups.
 
 pub(crate) mod api;
 pub(crate) mod consumer_protocol;
 pub(crate) mod frame;
+pub(crate) mod share_group_offsets;
 pub(crate) mod versions;

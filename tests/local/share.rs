@@ -490,3 +490,386 @@ fn bad_invocations_are_one_line_and_change_nothing() {
     let version = k.ok(TOOL, &["--version"], None);
     assert!(version.starts_with("4.3"), "{version}");
 }
+
+const GROUPS_TOOL: &str = "kafka-share-groups";
+
+#[test]
+fn share_groups_lists_describes_resets_and_deletes_on_the_embedded_log() {
+    let k = Kafkit::new();
+    k.ok("kafka-topics", &["--create", "--topic", "t"], None);
+    from_earliest(&k, "g", &[]);
+    k.produce("t", &[], &numbered(10));
+    let out = k.ok(
+        TOOL,
+        &[
+            "--topic",
+            "t",
+            "--group",
+            "g",
+            "--max-messages",
+            "4",
+            "--timeout-ms",
+            "3000",
+        ],
+        None,
+    );
+    assert_eq!(out, "r0\nr1\nr2\nr3\n");
+    assert_eq!(k.ok(GROUPS_TOOL, &["--list"], None), "g\n");
+    assert_eq!(
+        k.ok(GROUPS_TOOL, &["--list", "--state"], None),
+        "GROUP           STATE\ng               Empty\n"
+    );
+    // Four accepted, six released at the close: the start offset is 4, six to go.
+    assert_eq!(
+        k.ok(GROUPS_TOOL, &["--describe", "--group", "g"], None),
+        "\nGROUP           TOPIC           PARTITION  START-OFFSET  LAG\ng               t               0          4             6\n"
+    );
+    assert_eq!(
+        k.ok(
+            GROUPS_TOOL,
+            &["--describe", "--group", "g", "--offsets", "--verbose"],
+            None
+        ),
+        "\nGROUP           TOPIC           PARTITION  LEADER-EPOCH  START-OFFSET  LAG\ng               t               0          0             4             6\n"
+    );
+    let out = k.run(
+        GROUPS_TOOL,
+        &["--describe", "--group", "g", "--members"],
+        None,
+    );
+    assert_eq!(text(&out.stdout), "");
+    assert_eq!(
+        text(&out.stderr),
+        "\nShare group 'g' has no active members.\n"
+    );
+
+    // A live member, holding records.
+    let mut holder = spawn_holder(&k, "g");
+    let members = k.ok(
+        GROUPS_TOOL,
+        &["--describe", "--group", "g", "--members"],
+        None,
+    );
+    let rows: Vec<&str> = members.lines().collect();
+    assert_eq!(rows.len(), 3, "{members}");
+    assert!(
+        rows[1].starts_with("GROUP           CONSUMER-ID"),
+        "{members}"
+    );
+    assert!(rows[1].ends_with("#PARTITIONS  ASSIGNMENT"), "{members}");
+    assert!(
+        rows[2].contains(" console-share-consumer 1            t:0"),
+        "{members}"
+    );
+    let state = k.ok(
+        GROUPS_TOOL,
+        &["--describe", "--group", "g", "--state"],
+        None,
+    );
+    assert!(
+        state.lines().nth(2).unwrap().ends_with("Stable          1"),
+        "{state}"
+    );
+    assert_eq!(
+        k.ok(GROUPS_TOOL, &["--list", "--state", "Stable"], None),
+        "GROUP           STATE\ng               Stable\n"
+    );
+    // Changes are refused while it lives, and change nothing.
+    let before = k.files();
+    let err = k.fails(
+        GROUPS_TOOL,
+        &[
+            "--reset-offsets",
+            "--group",
+            "g",
+            "--topic",
+            "t",
+            "--to-earliest",
+            "--execute",
+        ],
+        None,
+        1,
+    );
+    assert_eq!(err, "Error: Share group 'g' is not empty.\n");
+    let err = k.fails(GROUPS_TOOL, &["--delete", "--group", "g"], None, 1);
+    assert!(err.contains("Share group 'g' is not EMPTY."), "{err}");
+    let err = k.fails(
+        GROUPS_TOOL,
+        &["--delete-offsets", "--group", "g", "--topic", "t"],
+        None,
+        1,
+    );
+    assert_eq!(err, "Error: The group is not empty.\n");
+    assert_eq!(k.files().len(), before.len());
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+
+    // Reset to the earliest: all ten are delivered again.
+    let plan = "\nGROUP           TOPIC           PARTITION  NEW-OFFSET\ng               t               0          0\n";
+    assert_eq!(
+        k.ok(
+            GROUPS_TOOL,
+            &[
+                "--reset-offsets",
+                "--group",
+                "g",
+                "--topic",
+                "t",
+                "--to-earliest",
+                "--dry-run"
+            ],
+            None
+        ),
+        plan
+    );
+    assert_eq!(
+        k.ok(
+            GROUPS_TOOL,
+            &[
+                "--reset-offsets",
+                "--group",
+                "g",
+                "--all-topics",
+                "--to-earliest",
+                "--execute"
+            ],
+            None
+        ),
+        plan
+    );
+    let out = k.ok(
+        TOOL,
+        &[
+            "--topic",
+            "t",
+            "--group",
+            "g",
+            "--max-messages",
+            "10",
+            "--timeout-ms",
+            "3000",
+        ],
+        None,
+    );
+    assert_eq!(out.lines().count(), 10, "{out}");
+    assert_eq!(
+        k.ok(
+            GROUPS_TOOL,
+            &[
+                "--reset-offsets",
+                "--group",
+                "g",
+                "--topic",
+                "t:0",
+                "--to-latest",
+                "--execute"
+            ],
+            None
+        ),
+        "\nGROUP           TOPIC           PARTITION  NEW-OFFSET\ng               t               0          10\n"
+    );
+    assert_eq!(
+        k.ok(
+            GROUPS_TOOL,
+            &["--delete-offsets", "--group", "g", "--topic", "t"],
+            None
+        ),
+        "\nTOPIC           STATUS\nt               Successful\n"
+    );
+    assert_eq!(
+        k.ok(GROUPS_TOOL, &["--describe", "--group", "g"], None),
+        "\nShare group 'g' has no offset information.\n"
+    );
+    assert_eq!(
+        k.ok(GROUPS_TOOL, &["--delete", "--group", "g"], None),
+        "Deletion of requested share groups ('g') was successful.\n"
+    );
+    assert_eq!(k.ok(GROUPS_TOOL, &["--list"], None), "");
+    let err = k.fails(GROUPS_TOOL, &["--describe", "--group", "g"], None, 1);
+    assert_eq!(
+        err,
+        "Error: Executing share group command failed due to org.apache.kafka.common.errors.GroupIdNotFoundException: Group g not found.\n"
+    );
+}
+
+#[test]
+fn share_groups_bad_invocations_are_one_line_and_change_nothing() {
+    let k = Kafkit::new();
+    k.ok("kafka-topics", &["--create", "--topic", "t"], None);
+    let before = k.files();
+    for (args, message) in [
+        (
+            vec!["--timeout", "5"],
+            "Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets.",
+        ),
+        (
+            vec!["--list", "--describe"],
+            "Command must include exactly one action",
+        ),
+        (
+            vec!["--describe"],
+            "Option [describe] takes one of these options: [all-groups], [group]",
+        ),
+        (
+            vec!["--describe", "--group", "g", "--all-groups"],
+            "Option \"[group]\" can't be used with option \"[all-groups]\"",
+        ),
+        (
+            vec!["--describe", "--group", "g", "--members", "--state"],
+            "Option [describe] takes at most one of these options: [members], [offsets], [state]",
+        ),
+        (
+            vec!["--describe", "--group", "g", "--state", "Stable"],
+            "Option [describe] does not take a value for [state]",
+        ),
+        (
+            vec!["--list", "--group", "g"],
+            "Option \"[group]\" can't be used with option \"[list]\"",
+        ),
+        (
+            vec!["--list", "--state", "Foo"],
+            "Invalid state list 'Foo'. Valid states are: Dead, Empty, Stable",
+        ),
+        (
+            vec!["--delete"],
+            "Option [delete] takes the options [group] or [all-groups]",
+        ),
+        (
+            vec!["--delete", "--group", "g", "--all-groups"],
+            "Option [delete] takes either [group] or [all-groups], not both.",
+        ),
+        (
+            vec!["--delete", "--group", "g", "--topic", "t"],
+            "Option [delete] does not take the option: [topic]",
+        ),
+        (
+            vec!["--delete-offsets", "--group", "g"],
+            "Option [delete-offsets] takes the following options: [group], [topic]",
+        ),
+        (
+            vec![
+                "--reset-offsets",
+                "--group",
+                "g",
+                "--topic",
+                "t",
+                "--to-earliest",
+            ],
+            "Option [reset-offsets] takes the option: [execute] or [dry-run]",
+        ),
+        (
+            vec![
+                "--reset-offsets",
+                "--group",
+                "g",
+                "--to-earliest",
+                "--execute",
+            ],
+            "Option [reset-offsets] takes one of these options: [all-topics], [topic]",
+        ),
+        (
+            vec![
+                "--reset-offsets",
+                "--group",
+                "g",
+                "--topic",
+                "t",
+                "--execute",
+            ],
+            "Option [reset-offsets] takes one of these options: [to-datetime], [to-earliest], [to-latest]",
+        ),
+        (
+            vec![
+                "--reset-offsets",
+                "--group",
+                "g",
+                "--topic",
+                "t",
+                "--to-earliest",
+                "--to-latest",
+                "--execute",
+            ],
+            "Option \"[to-earliest]\" can't be used with option \"[to-latest]\"",
+        ),
+        (
+            vec![
+                "--reset-offsets",
+                "--topic",
+                "t",
+                "--to-earliest",
+                "--execute",
+            ],
+            "Option [reset-offsets] takes the option: [group]",
+        ),
+        (
+            vec![
+                "--reset-offsets",
+                "--group",
+                "g",
+                "--topic",
+                "t",
+                "--to-earliest",
+                "--dry-run",
+                "--execute",
+            ],
+            "Option [reset-offsets] only accepts one of [execute] and [dry-run]",
+        ),
+        (
+            vec![
+                "--reset-offsets",
+                "--group",
+                "g",
+                "--topic",
+                "t:x",
+                "--to-earliest",
+                "--execute",
+            ],
+            "Invalid partition 'x' specified in topic arg 't:x''",
+        ),
+    ] {
+        let err = k.fails(GROUPS_TOOL, &args, None, 2);
+        assert!(err.contains(message), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+    for (args, message) in [
+        (
+            vec![
+                "--reset-offsets",
+                "--group",
+                "g",
+                "--topic",
+                "t",
+                "--to-datetime",
+                "xyz",
+                "--execute",
+            ],
+            "Error parsing timestamp",
+        ),
+        (
+            vec![
+                "--reset-offsets",
+                "--group",
+                "g",
+                "--topic",
+                "nosuch",
+                "--to-earliest",
+                "--execute",
+            ],
+            "This server does not host this topic-partition.",
+        ),
+        (
+            vec!["--delete", "--group", "nosuch"],
+            "Group 'nosuch' is not a share group.",
+        ),
+    ] {
+        let err = k.fails(GROUPS_TOOL, &args, None, 1);
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+    assert_eq!(
+        k.files(),
+        before,
+        "a refused invocation changed the log dir"
+    );
+    let version = k.ok(GROUPS_TOOL, &["--version"], None);
+    assert!(version.starts_with("4.3"), "{version}");
+}

@@ -208,3 +208,190 @@ fn rejected_records_are_archived_and_accepted_ones_done() {
     );
     assert_eq!(text(&java.stdout), "");
 }
+
+/// Ours and Java's ShareGroupCommand, on the same group at the same moment: the same stdout.
+fn same_as_java(args: &[&str]) -> String {
+    let (ours, java) = both(args);
+    assert_eq!(ours, java, "{args:?}");
+    ours
+}
+
+/// [`same_as_java`] for a table whose rows Java prints in hash-map order (ours are sorted).
+fn same_rows_as_java(args: &[&str]) {
+    let (ours, java) = both(args);
+    assert_eq!(
+        crate::common::sorted(&ours),
+        crate::common::sorted(&java),
+        "{args:?}"
+    );
+}
+
+fn both(args: &[&str]) -> (String, String) {
+    let ours = broker::run("kafka-share-groups", args, None);
+    assert!(ours.status.success(), "{args:?}: {}", text(&ours.stderr));
+    let java = broker::java_tool(
+        SHARE_GROUP_COMMAND,
+        &[&["--bootstrap-server", &broker::bootstrap()], args].concat(),
+    );
+    (text(&ours.stdout), text(&java.stdout))
+}
+
+#[test]
+fn kafka_share_groups_prints_what_javas_share_group_command_prints() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("share-admin");
+    let group = format!("{topic}-g");
+    broker::java_create_topic(&topic, 2);
+    from_earliest(&group, "");
+    let lines: Vec<String> = (0..10).map(|i| format!("k{i}\tv{i}")).collect();
+    java_produce(&topic, &lines, &["--property", "parse.key=true"]);
+    broker::ok(
+        TOOL,
+        &[
+            "--topic",
+            &topic,
+            "--group",
+            &group,
+            "--max-messages",
+            "4",
+            "--timeout-ms",
+            "15000",
+        ],
+        None,
+    );
+    for view in [
+        &[][..],
+        &["--verbose"],
+        &["--offsets", "--verbose"],
+        &["--state"],
+        &["--state", "--verbose"],
+    ] {
+        let args = [&["--describe", "--group", group.as_str()][..], view].concat();
+        let out = same_as_java(&args);
+        assert!(out.contains(&group), "{out}");
+    }
+    // A live member: its id, host, client id and assignment as Java shows them.
+    let mut member = spawn_ours(&[
+        "--topic",
+        &topic,
+        "--group",
+        &group,
+        "--timeout-ms",
+        "60000",
+    ]);
+    let start = Instant::now();
+    while !broker::ok(
+        "kafka-share-groups",
+        &["--describe", "--group", &group, "--members"],
+        None,
+    )
+    .contains(&format!("{topic}:"))
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the member was never assigned"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    same_as_java(&["--describe", "--group", &group, "--members"]);
+    same_as_java(&["--describe", "--group", &group, "--members", "--verbose"]);
+    same_as_java(&["--describe", "--group", &group, "--state", "--verbose"]);
+    // Refused while it lives.
+    let out = broker::run(
+        "kafka-share-groups",
+        &[
+            "--reset-offsets",
+            "--group",
+            &group,
+            "--topic",
+            &topic,
+            "--to-earliest",
+            "--execute",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!("Error: Share group '{group}' is not empty.\n")
+    );
+    // Ended as Ctrl-C ends it: it leaves the group at once.
+    crate::common::signal(&member, "-TERM");
+    member.wait().unwrap();
+    let start = Instant::now();
+    while broker::ok(
+        "kafka-share-groups",
+        &["--describe", "--group", &group, "--state"],
+        None,
+    )
+    .contains("Stable")
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "the killed member never left"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    same_rows_as_java(&[
+        "--reset-offsets",
+        "--group",
+        &group,
+        "--topic",
+        &topic,
+        "--to-earliest",
+        "--dry-run",
+    ]);
+    let plan = broker::ok(
+        "kafka-share-groups",
+        &[
+            "--reset-offsets",
+            "--group",
+            &group,
+            "--topic",
+            &format!("{topic}:1"),
+            "--to-latest",
+            "--execute",
+        ],
+        None,
+    );
+    let rows: Vec<&str> = plan.lines().collect();
+    assert_eq!(rows.len(), 3, "{plan}");
+    assert!(
+        rows[1].ends_with("NEW-OFFSET") && rows[2].starts_with(&group),
+        "{plan}"
+    );
+    same_as_java(&["--describe", "--group", &group]);
+    let out = broker::ok(
+        "kafka-share-groups",
+        &["--delete-offsets", "--group", &group, "--topic", &topic],
+        None,
+    );
+    assert_eq!(
+        out,
+        format!(
+            "\nTOPIC{}STATUS\n{topic} Successful\n",
+            " ".repeat(topic.len() - 4)
+        )
+    );
+    // Nothing is left to delete: both say so alike.
+    same_as_java(&["--delete-offsets", "--group", &group, "--topic", &topic]);
+    same_as_java(&["--describe", "--group", &group]);
+    let out = broker::ok("kafka-share-groups", &["--delete", "--group", &group], None);
+    assert_eq!(
+        out,
+        format!("Deletion of requested share groups ('{group}') was successful.\n")
+    );
+    let out = broker::run(
+        "kafka-share-groups",
+        &["--describe", "--group", &group],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("GroupIdNotFoundException"),
+        "{}",
+        text(&out.stderr)
+    );
+}

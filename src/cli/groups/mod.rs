@@ -25,6 +25,9 @@ mod reset;
 mod time;
 mod validate;
 
+pub(crate) use reset::{TopicArg, parse_topic_arg};
+pub(crate) use time::parse_datetime;
+
 use std::process::ExitCode;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};

@@ -191,13 +191,13 @@ fn plan_table(plans: &Plans) -> String {
 }
 
 /// A `--topic` value: `t` or `t:0,2`.
-pub(super) enum TopicArg {
+pub(crate) enum TopicArg {
     Whole(String),
     Partitions(Vec<TopicPartition>),
 }
 
 /// Parses a `--topic` value with Kafka's messages (usage errors).
-pub(super) fn parse_topic_arg(arg: &str) -> Result<TopicArg, CliError> {
+pub(crate) fn parse_topic_arg(arg: &str) -> Result<TopicArg, CliError> {
     if !arg.contains(':') {
         return Ok(TopicArg::Whole(arg.to_string()));
     }

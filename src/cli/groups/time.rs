@@ -3,7 +3,7 @@
 
 /// Parses `yyyy-MM-ddTHH:mm:ss.SSS` with an optional zone (`Z`, `±HH`, `±HHmm`, `±HH:mm`) into
 /// epoch milliseconds; no zone means UTC. Errors are Kafka's messages.
-pub(super) fn parse_datetime(text: &str) -> Result<i64, String> {
+pub(crate) fn parse_datetime(text: &str) -> Result<i64, String> {
     let Some((_, time)) = text.split_once('T').filter(|(_, t)| !t.is_empty()) else {
         return Err(format!(
             "java.text.ParseException: Error parsing timestamp. It does not contain a 'T' according to ISO8601 format ({text})."

@@ -9,6 +9,7 @@ use std::fs;
 use kafka_protocol::ResponseError;
 
 use super::ShareGroupDir;
+use super::admin::MemberInfo;
 use super::window::InvalidRecordState;
 use crate::kafka::now_ms;
 use crate::kafka::share::{AckRun, Acquired, ShareGroupConfig, ShareOffsetReset};
@@ -69,8 +70,15 @@ pub struct ShareExchange {
 }
 
 impl ShareMember {
-    /// Joins group `group` as `member_id` (a new member: its file is created and locked).
-    pub fn join(root: &std::path::Path, group: &str, member_id: &str) -> Result<ShareMember> {
+    /// Joins group `group` as `member_id` (a new member: its file is created and locked, and
+    /// says who it is, `client_id`, and what it reads, `topics`).
+    pub fn join(
+        root: &std::path::Path,
+        group: &str,
+        member_id: &str,
+        client_id: &str,
+        topics: &[String],
+    ) -> Result<ShareMember> {
         let dir = ShareGroupDir::new(root, group)?;
         if member_id.is_empty() || member_id.len() > 36 {
             return Err(LocalError::kafka(
@@ -88,6 +96,14 @@ impl ShareMember {
                 ),
             )
         })?;
+        let info = MemberInfo {
+            client_id: client_id.to_string(),
+            host: crate::local::group::member::hostname(),
+            topics: topics.to_vec(),
+        };
+        let bytes = serde_json::to_vec(&info).expect("member info serializes");
+        fs::write(&path, bytes)
+            .map_err(|e| LocalError::io(format!("cannot write {}", path.display()), e))?;
         Ok(ShareMember {
             dir,
             member_id: member_id.to_string(),

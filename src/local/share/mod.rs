@@ -17,6 +17,7 @@
 //! The group's configs (`share.*`, set with `kafka-configs --entity-type groups`) are in
 //! `<log dir>/groups/<encoded g>/configs.json`.
 
+pub mod admin;
 mod member;
 pub mod window;
 
