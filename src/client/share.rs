@@ -113,7 +113,7 @@ impl Client {
                     dir.root(),
                     &config.group_id,
                     &random_uuid_string(),
-                    &config.client_id,
+                    (&config.client_id, &crate::local::group::member::hostname()),
                     &config.topics,
                 )?;
                 ShareBackend::Local(Box::new(LocalShare {

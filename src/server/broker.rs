@@ -13,6 +13,7 @@ use super::appender::AppendQueue;
 use super::config::ServerConfig;
 use super::groups::Coordinator;
 use super::log::Logger;
+use super::share::ShareGroups;
 use super::txn::Transactions;
 use crate::kafka::uuid::uuid_to_string;
 use crate::local::group::GroupStore;
@@ -56,6 +57,8 @@ pub struct Broker {
     pub fetch_budget: Arc<Semaphore>,
     /// The transaction coordinator.
     pub txns: Transactions,
+    /// The networked members of share groups.
+    pub shares: ShareGroups,
 }
 
 /// The most fetch data held for unwritten responses at once.
@@ -87,6 +90,7 @@ impl Broker {
             groups: Coordinator::new(GroupStore::new(&root)),
             fetch_budget: Arc::new(Semaphore::new(FETCH_BUDGET_BYTES / 1024)),
             txns: Transactions::new(TxnStore::new(&root)),
+            shares: ShareGroups::default(),
         }
     }
 

@@ -16,7 +16,7 @@ use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message};
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::broker::Broker;
-use super::{groups, handlers};
+use super::{groups, handlers, share};
 
 /// What the connection does after a request.
 #[derive(Debug)]
@@ -95,6 +95,14 @@ pub fn served() -> Vec<(ApiKey, i16, i16)> {
         range::<OffsetDeleteRequest>(ApiKey::OffsetDelete, i16::MAX),
         range::<ConsumerGroupHeartbeatRequest>(ApiKey::ConsumerGroupHeartbeat, i16::MAX),
         range::<ConsumerGroupDescribeRequest>(ApiKey::ConsumerGroupDescribe, i16::MAX),
+        range::<ShareGroupHeartbeatRequest>(ApiKey::ShareGroupHeartbeat, i16::MAX),
+        range::<ShareGroupDescribeRequest>(ApiKey::ShareGroupDescribe, i16::MAX),
+        range::<ShareFetchRequest>(ApiKey::ShareFetch, i16::MAX),
+        range::<ShareAcknowledgeRequest>(ApiKey::ShareAcknowledge, i16::MAX),
+        // v1 adds the lag, which the crate does not know: v0 only.
+        range::<DescribeShareGroupOffsetsRequest>(ApiKey::DescribeShareGroupOffsets, i16::MAX),
+        range::<AlterShareGroupOffsetsRequest>(ApiKey::AlterShareGroupOffsets, i16::MAX),
+        range::<DeleteShareGroupOffsetsRequest>(ApiKey::DeleteShareGroupOffsets, i16::MAX),
     ]
 }
 
@@ -211,6 +219,13 @@ pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes, peer_ip: &str) -> Ou
         DeleteGroups => DeleteGroupsRequest, groups::admin::delete_groups;
         ConsumerGroupHeartbeat => ConsumerGroupHeartbeatRequest, groups::heartbeat::heartbeat;
         ConsumerGroupDescribe => ConsumerGroupDescribeRequest, groups::heartbeat::describe;
+        ShareGroupHeartbeat => ShareGroupHeartbeatRequest, share::heartbeat;
+        ShareGroupDescribe => ShareGroupDescribeRequest, share::describe;
+        ShareFetch => ShareFetchRequest, share::fetch;
+        ShareAcknowledge => ShareAcknowledgeRequest, share::acknowledge;
+        DescribeShareGroupOffsets => DescribeShareGroupOffsetsRequest, share::describe_offsets;
+        AlterShareGroupOffsets => AlterShareGroupOffsetsRequest, share::alter_offsets;
+        DeleteShareGroupOffsets => DeleteShareGroupOffsetsRequest, share::delete_offsets;
     }
 }
 

@@ -25,6 +25,7 @@ mod groups;
 pub(crate) mod handlers;
 pub mod log;
 mod sequences;
+mod share;
 pub(crate) mod txn;
 
 use std::future::Future;

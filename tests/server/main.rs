@@ -36,6 +36,7 @@ mod lifecycle;
 mod perf;
 mod raw_requests;
 mod same_answers;
+mod share;
 mod transactions;
 
 // The servers of these tests mostly run in this process: with the allocator the

@@ -71,12 +71,12 @@ pub struct ShareExchange {
 
 impl ShareMember {
     /// Joins group `group` as `member_id` (a new member: its file is created and locked, and
-    /// says who it is, `client_id`, and what it reads, `topics`).
+    /// says who it is, `client_id` on `host`, and what it reads, `topics`).
     pub fn join(
         root: &std::path::Path,
         group: &str,
         member_id: &str,
-        client_id: &str,
+        (client_id, host): (&str, &str),
         topics: &[String],
     ) -> Result<ShareMember> {
         let dir = ShareGroupDir::new(root, group)?;
@@ -98,7 +98,7 @@ impl ShareMember {
         })?;
         let info = MemberInfo {
             client_id: client_id.to_string(),
-            host: crate::local::group::member::hostname(),
+            host: host.to_string(),
             topics: topics.to_vec(),
         };
         let bytes = serde_json::to_vec(&info).expect("member info serializes");
@@ -229,6 +229,20 @@ impl ShareMember {
         Ok(())
     }
 
+    /// Gives back every record the member holds, staying a member (a share session ends).
+    pub fn release_all(&mut self) -> Result<()> {
+        let _lock = self.dir.lock()?;
+        let limit = self.dir.config()?.delivery_count_limit;
+        for (topic, partition) in &self.touched {
+            let mut window = self.dir.load_window(topic, *partition)?;
+            if window.release_member(&self.member_id, limit) > 0 {
+                window.advance();
+                self.dir.save_window(topic, *partition, &window, true)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Leaves the group: applies the last acknowledgements, gives back every record the
     /// member still holds, and gives up its member file.
     pub fn leave(mut self, log_dir: &LogDir, acks: Vec<SharePartitionExchange>) -> Result<()> {
@@ -239,15 +253,7 @@ impl ShareMember {
         if !acks.is_empty() {
             self.exchange(log_dir, &mut acks, 0)?;
         }
-        let _lock = self.dir.lock()?;
-        let limit = self.dir.config()?.delivery_count_limit;
-        for (topic, partition) in &self.touched {
-            let mut window = self.dir.load_window(topic, *partition)?;
-            if window.release_member(&self.member_id, limit) > 0 {
-                window.advance();
-                self.dir.save_window(topic, *partition, &window, true)?;
-            }
-        }
+        self.release_all()?;
         let path = self.dir.member_path(&self.member_id);
         let _ = fs::remove_file(&path);
         self.alive.take();

@@ -112,6 +112,12 @@ fn all_groups(broker: &Broker) -> Result<Listed, LocalError> {
             groups.insert(name, (d.state, "classic"));
         }
     }
+    // Share groups: the log dir's (networked members and `--log-dir` ones alike).
+    for (name, state) in crate::local::share::admin::list(&broker.dir)? {
+        groups
+            .entry(name)
+            .or_insert((GroupState::parse(&state), "share"));
+    }
     Ok(groups.into_iter().collect())
 }
 
@@ -145,9 +151,10 @@ pub async fn list_groups(
         .filter(|(_, (state, _))| states.is_empty() || states.contains(state))
         .filter(|(_, (_, kind))| types.is_empty() || types.iter().any(|t| t == kind))
         .map(|(id, (state, kind))| {
+            let protocol = if kind == "share" { "share" } else { "consumer" };
             let g = ListedGroup::default()
                 .with_group_id(GroupId(str_bytes(id)))
-                .with_protocol_type(str_bytes("consumer"));
+                .with_protocol_type(str_bytes(protocol));
             let g = if version >= 4 {
                 g.with_group_state(str_bytes(state.name()))
             } else {
@@ -330,6 +337,22 @@ pub async fn delete_groups(
 ) -> Option<DeleteGroupsResponse> {
     let mut results = Vec::new();
     for id in request.groups_names {
+        let (b, name) = (Arc::clone(broker), id.0.to_string());
+        let share = blocking(move || crate::local::share::admin::describe(&b.dir, &name)).await;
+        if let Ok(Some(_)) = share {
+            let (b, name) = (Arc::clone(broker), id.0.to_string());
+            let code =
+                match blocking(move || crate::local::share::admin::delete(&b.dir, &name)).await {
+                    Ok(()) => 0,
+                    Err(e) => error_code(&e),
+                };
+            results.push(
+                DeletableGroupResult::default()
+                    .with_group_id(id)
+                    .with_error_code(code),
+            );
+            continue;
+        }
         let code = if broker.groups.has_members(&id.0) {
             ResponseError::NonEmptyGroup.code()
         } else {

@@ -203,6 +203,8 @@ pub async fn maintain(broker: Arc<crate::server::broker::Broker>) {
             let b = Arc::clone(&broker);
             let _ = tokio::task::spawn_blocking(move || b.forget_deleted_topics()).await;
         }
+        let b = Arc::clone(&broker);
+        let _ = tokio::task::spawn_blocking(move || b.shares.expire(&b.dir)).await;
         for (name, entry) in broker.groups.entries() {
             let (expired, completed) = {
                 let mut g = entry.group();
