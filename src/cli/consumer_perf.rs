@@ -170,7 +170,7 @@ fn options(m: &ArgMatches) -> Result<Options, CliError> {
 }
 
 /// `--reporting-interval`: digits only (Kafka's regex), more than 0.
-fn reporting_interval(m: &ArgMatches) -> Result<i64, CliError> {
+pub(super) fn reporting_interval(m: &ArgMatches) -> Result<i64, CliError> {
     let Some(v) = m.get_one::<String>("reporting-interval") else {
         return Ok(5000);
     };

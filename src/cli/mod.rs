@@ -4,9 +4,9 @@
 //!   [`broker_api_versions`], [`configs`], [`delete_records`]: one module per tool, each with
 //!   `command()` (the clap definition) and `main()`.
 //! - `exceptions`: Kafka's exception texts for error codes, as its tools print them.
-//! - [`producer_perf`], [`consumer_perf`]: `kafka-producer-perf-test` and
-//!   `kafka-consumer-perf-test`; [`perf_stats`]: their statistics and lines, [`date_format`]:
-//!   Java's `SimpleDateFormat`.
+//! - [`producer_perf`], [`consumer_perf`], [`share_consumer_perf`]: `kafka-producer-perf-test`,
+//!   `kafka-consumer-perf-test` and `kafka-share-consumer-perf-test`; [`perf_stats`]: their
+//!   statistics and lines, [`date_format`]: Java's `SimpleDateFormat`.
 //! - [`dump_log`]: `kafka-dump-log`, which reads segment files directly (no client, no
 //!   connection options).
 //! - [`server_start`]: `kafka-server-start`, the embedded log served over the Kafka protocol.
@@ -47,6 +47,7 @@ pub mod progress;
 pub mod properties;
 pub mod server_start;
 pub mod share_consumer;
+pub mod share_consumer_perf;
 pub mod share_groups;
 pub mod signals;
 pub mod topics;
@@ -277,6 +278,7 @@ pub fn tool_commands() -> Vec<clap::Command> {
         delete_records::command(),
         producer_perf::command(),
         consumer_perf::command(),
+        share_consumer_perf::command(),
         transactions::command(),
     ]
     .into_iter()

@@ -873,3 +873,148 @@ fn share_groups_bad_invocations_are_one_line_and_change_nothing() {
     let version = k.ok(GROUPS_TOOL, &["--version"], None);
     assert!(version.starts_with("4.3"), "{version}");
 }
+
+const PERF_TOOL: &str = "kafka-share-consumer-perf-test";
+const PERF_HEADER: &str = "start.time, end.time, data.consumed.in.MB, MB.sec, nMsg.sec, data.consumed.in.nMsg, fetch.time.ms";
+
+#[test]
+fn share_consumer_perf_test_reads_and_accepts_every_record() {
+    let k = Kafkit::new();
+    k.ok(
+        "kafka-topics",
+        &["--create", "--topic", "perf", "--partitions", "2"],
+        None,
+    );
+    k.ok(
+        "kafka-producer-perf-test",
+        &[
+            "--topic",
+            "perf",
+            "--num-records",
+            "3000",
+            "--record-size",
+            "100",
+            "--throughput",
+            "-1",
+        ],
+        None,
+    );
+    from_earliest(&k, "perf-share-consumer", &[]);
+    let out = k.ok(
+        PERF_TOOL,
+        &[
+            "--topic",
+            "perf",
+            "--num-records",
+            "3000",
+            "--threads",
+            "2",
+            "--show-consumer-stats",
+        ],
+        None,
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert_eq!(lines[0], PERF_HEADER);
+    assert!(
+        lines[1].starts_with(
+            "Share consumer 1 having client id perf-share-consumer-client-1 consumption metrics- "
+        ),
+        "{out}"
+    );
+    assert!(
+        lines[2].starts_with(
+            "Share consumer 2 having client id perf-share-consumer-client-2 consumption metrics- "
+        ),
+        "{out}"
+    );
+    let totals: Vec<&str> = lines[3].split(", ").collect();
+    assert_eq!(totals.len(), 7, "{out}");
+    assert_eq!(totals[2], "0.2861", "3000 x 100 bytes in MB: {out}");
+    assert_eq!(totals[5], "3000", "{out}");
+    let per_consumer: u64 = lines[1..3]
+        .iter()
+        .map(|l| l.split(", ").nth(5).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(per_consumer, 3000, "{out}");
+    // Every record was accepted: the group has nothing left, and no lag.
+    assert_eq!(
+        k.ok(
+            TOOL,
+            &[
+                "--topic",
+                "perf",
+                "--group",
+                "perf-share-consumer",
+                "--timeout-ms",
+                "300"
+            ],
+            None
+        ),
+        ""
+    );
+    let described = k.ok(
+        GROUPS_TOOL,
+        &["--describe", "--group", "perf-share-consumer"],
+        None,
+    );
+    assert!(
+        described.lines().skip(2).all(|l| l.ends_with(" 0")),
+        "{described}"
+    );
+
+    // Too few records: Kafka's warning, the header and the totals.
+    let out = k.run(
+        PERF_TOOL,
+        &[
+            "--topic",
+            "perf",
+            "--num-records",
+            "10",
+            "--timeout",
+            "500",
+            "--group",
+            "empty",
+            "--hide-header",
+        ],
+        None,
+    );
+    assert!(out.status.success());
+    assert_eq!(
+        text(&out.stderr),
+        "WARNING: Exiting before consuming the expected number of records: timeout (500 ms) exceeded. You can use the --timeout option to increase the timeout.\n"
+    );
+    assert!(
+        text(&out.stdout).lines().count() == 1 && text(&out.stdout).contains(", 0, "),
+        "{}",
+        text(&out.stdout)
+    );
+    for (args, message) in [
+        (
+            vec!["--num-records", "5"],
+            "Missing required argument \"[topic]\"",
+        ),
+        (
+            vec!["--topic", "perf"],
+            "Exactly one of the following arguments is required: [messages], [num-records]",
+        ),
+        (
+            vec!["--topic", "perf", "--num-records", "5", "--threads", "0"],
+            "--threads must be at least 1",
+        ),
+        (
+            vec![
+                "--topic",
+                "perf",
+                "--num-records",
+                "5",
+                "--reporting-interval",
+                "0",
+            ],
+            "Reporting interval must be greater than 0.",
+        ),
+    ] {
+        let err = k.fails(PERF_TOOL, &args, None, 2);
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}

@@ -395,3 +395,43 @@ fn kafka_share_groups_prints_what_javas_share_group_command_prints() {
         text(&out.stderr)
     );
 }
+
+/// Ours and Java's ShareConsumerPerformance read the same records through their own groups:
+/// the same header and counts.
+#[test]
+fn share_consumer_perf_test_reads_what_javas_reads() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let topic = broker::unique_topic("share-perf");
+    broker::java_create_topic(&topic, 2);
+    let lines: Vec<String> = (0..500).map(|i| format!("value-{i:04}")).collect();
+    java_produce(&topic, &lines, &[]);
+    let mut outputs = Vec::new();
+    for who in ["ours", "java"] {
+        let group = format!("{topic}-{who}");
+        from_earliest(&group, "");
+        let args = [
+            "--topic",
+            topic.as_str(),
+            "--group",
+            group.as_str(),
+            "--num-records",
+            "500",
+            "--timeout",
+            "30000",
+        ];
+        let out = if who == "java" {
+            java_ok("org.apache.kafka.tools.ShareConsumerPerformance", &args)
+        } else {
+            broker::ok("kafka-share-consumer-perf-test", &args, None)
+        };
+        let rows: Vec<String> = out.lines().map(str::to_string).collect();
+        assert_eq!(rows.len(), 2, "{who}: {out}");
+        let fields: Vec<String> = rows[1].split(", ").map(str::to_string).collect();
+        // The MB and record counts; times and rates differ.
+        outputs.push((rows[0].clone(), fields[2].clone(), fields[5].clone()));
+    }
+    assert_eq!(outputs[0], outputs[1]);
+    assert_eq!(outputs[0].2, "500");
+}
