@@ -7,7 +7,6 @@
 //! `--max-messages`, `--timeout-ms`, Ctrl-C or a closed stdout.
 
 use std::fs::File;
-use std::os::fd::AsFd;
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -371,16 +370,10 @@ impl Printer {
     /// A printer to stdout; a group member's (`commits`) commits only what its pipe's reader
     /// took.
     fn new(mut consumer: Consumer, commits: bool) -> Result<Printer, CliError> {
-        let stdout = std::io::stdout()
-            .as_fd()
-            .try_clone_to_owned()
-            .map(File::from)
-            .map_err(|e| anyhow!("cannot use standard out: {e}"))?;
         // A round's output then fits the pipe in one write (see `pipe`), and what the pipe
         // holds is committed only once its reader has taken it.
-        let is_pipe = pipe::is_pipe(&stdout);
-        let pipe_size = pipe::grow(&stdout, PIPE_BYTES)
-            .or_else(|| is_pipe.then(|| pipe::size(&stdout)).flatten());
+        let (stdout, is_pipe, pipe_size) = pipe::stdout_for_records(PIPE_BYTES)
+            .map_err(|e| anyhow!("cannot use standard out: {e}"))?;
         if commits && is_pipe {
             let pipe = stdout
                 .try_clone()

@@ -70,6 +70,16 @@ pub fn room(file: &File, size: usize, wait: std::time::Duration) -> Option<usize
     }
 }
 
+/// Standard output without Rust's buffer, for a consumer's records: the file, whether it is a
+/// pipe, and the pipe's size once grown to `bytes` where the kernel allows ([`grow`]).
+pub fn stdout_for_records(bytes: usize) -> std::io::Result<(File, bool, Option<usize>)> {
+    use std::os::fd::AsFd;
+    let stdout = File::from(std::io::stdout().as_fd().try_clone_to_owned()?);
+    let is_pipe = is_pipe(&stdout);
+    let size = grow(&stdout, bytes).or_else(|| is_pipe.then(|| size(&stdout)).flatten());
+    Ok((stdout, is_pipe, size))
+}
+
 /// Writes `data` to `out` (standard output without Rust's buffer), returning how many bytes
 /// `write(2)` accepted and how the writing ended.
 ///

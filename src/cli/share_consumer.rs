@@ -9,7 +9,6 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::os::fd::AsFd;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -300,14 +299,8 @@ struct Printer {
 
 impl Printer {
     fn new(consumer: ShareConsumer) -> Result<Printer, CliError> {
-        let stdout = std::io::stdout()
-            .as_fd()
-            .try_clone_to_owned()
-            .map(File::from)
+        let (stdout, is_pipe, pipe_size) = pipe::stdout_for_records(PIPE_BYTES)
             .map_err(|e| anyhow!("cannot use standard out: {e}"))?;
-        let is_pipe = pipe::is_pipe(&stdout);
-        let pipe_size = pipe::grow(&stdout, PIPE_BYTES)
-            .or_else(|| is_pipe.then(|| pipe::size(&stdout)).flatten());
         Ok(Printer {
             consumer,
             count: 0,

@@ -112,7 +112,7 @@ impl Client {
     /// coordinator error (moved, loading, not available) or the connection fails, within
     /// `request.timeout.ms`. A coordinator whose node died is named by FindCoordinator until
     /// the cluster has fenced the node and moved the group: until then connecting fails.
-    async fn at_coordinator<T>(
+    pub(super) async fn at_coordinator<T>(
         &mut self,
         group: &str,
         mut call: impl AsyncCall<T>,
@@ -401,8 +401,15 @@ fn strs(values: &[String]) -> Vec<StrBytes> {
 }
 
 /// A request sent to a coordinator, repeatable after a coordinator error.
-trait AsyncCall<T> {
+pub(super) trait AsyncCall<T> {
     async fn call(&mut self, conn: &mut Connection) -> Result<T>;
+}
+
+/// A closure is a call too (the share-group admin calls are written as closures).
+impl<T, F: AsyncFnMut(&mut Connection) -> Result<T>> AsyncCall<T> for F {
+    async fn call(&mut self, conn: &mut Connection) -> Result<T> {
+        self(conn).await
+    }
 }
 
 /// An error for a coordinator-level code, so that [`Client::at_coordinator`] retries it.

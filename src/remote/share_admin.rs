@@ -9,7 +9,6 @@
 //! `request.timeout.ms`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::time::Duration;
 
 use kafka_protocol::messages::alter_share_group_offsets_request::{
     AlterShareGroupOffsetsRequestPartition, AlterShareGroupOffsetsRequestTopic,
@@ -23,7 +22,7 @@ use kafka_protocol::messages::{
 };
 
 use super::admin::{Client, topic_name};
-use super::coordinator::{Coordinator, find_coordinator, group_id, is_coordinator_error};
+use super::coordinator::{group_id, is_coordinator_error};
 use super::error::{RemoteError, Result};
 use super::groups::GROUP_ID_NOT_FOUND;
 use super::net::connection::Connection;
@@ -34,40 +33,7 @@ use crate::kafka::share::{
 use crate::kafka::uuid::uuid_to_string;
 use crate::wire::api::ShareGroupOffsetsRequest;
 
-/// The backoff between coordinator lookups.
-const BACKOFF: Duration = Duration::from_millis(100);
-
 impl Client {
-    /// Runs `call` against `group`'s coordinator until it answers with something other than a
-    /// coordinator error or a lost connection, within `request.timeout.ms` (as consumer-group
-    /// calls are retried: the coordinator may be moving to another node).
-    async fn at_share_coordinator<T>(
-        &mut self,
-        group: &str,
-        mut call: impl AsyncFnMut(&mut Connection) -> Result<T>,
-    ) -> Result<(T, Coordinator)> {
-        let deadline = tokio::time::Instant::now() + self.conn.request_timeout();
-        loop {
-            let found = match self.live_connection().await {
-                Ok(conn) => find_coordinator(conn, group).await,
-                Err(e) => Err(e),
-            };
-            let attempt = match found {
-                Ok(mut c) => call(&mut c.conn).await.map(|v| (v, c)),
-                Err(e) => Err(e),
-            };
-            match attempt {
-                Err(e)
-                    if (e.code().is_some_and(is_coordinator_error) || e.is_connection())
-                        && tokio::time::Instant::now() + BACKOFF < deadline =>
-                {
-                    tokio::time::sleep(BACKOFF).await;
-                }
-                answer => return answer,
-            }
-        }
-    }
-
     /// The share groups (ListGroups with type filter `Share`, at every broker) with their
     /// states (`Empty`, `Stable`, `Dead`), sorted by group id.
     pub async fn list_share_groups(&mut self) -> Result<Vec<(String, String)>> {
@@ -89,7 +55,7 @@ impl Client {
         group: &str,
     ) -> Result<Option<ShareGroupDescription>> {
         let (described, c) = self
-            .at_share_coordinator(group, async |conn: &mut Connection| {
+            .at_coordinator(group, async |conn: &mut Connection| {
                 describe_at(conn, group).await
             })
             .await?;
@@ -161,7 +127,7 @@ impl Client {
         group: &str,
     ) -> Result<BTreeMap<TopicPartition, ShareOffset>> {
         let (offsets, _) = self
-            .at_share_coordinator(group, async |conn: &mut Connection| {
+            .at_coordinator(group, async |conn: &mut Connection| {
                 offsets_at(conn, group).await
             })
             .await?;
@@ -178,7 +144,7 @@ impl Client {
         offsets: &BTreeMap<TopicPartition, i64>,
     ) -> Result<BTreeMap<TopicPartition, Option<String>>> {
         let (outcomes, _) = self
-            .at_share_coordinator(group, async |conn: &mut Connection| {
+            .at_coordinator(group, async |conn: &mut Connection| {
                 alter_at(conn, group, offsets).await
             })
             .await?;
@@ -193,7 +159,7 @@ impl Client {
         topics: &[String],
     ) -> Result<ShareOffsetsDeletion> {
         let (deletion, _) = self
-            .at_share_coordinator(group, async |conn: &mut Connection| {
+            .at_coordinator(group, async |conn: &mut Connection| {
                 delete_offsets_at(conn, group, topics).await
             })
             .await?;

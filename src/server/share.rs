@@ -170,6 +170,14 @@ fn topics_by_id(dir: &LogDir) -> Result<HashMap<uuid::Uuid, TopicMeta>, LocalErr
     Ok(out)
 }
 
+/// The wire id of topic `name` (the zero id when it does not exist).
+fn wire_topic_id(dir: &LogDir, name: &str) -> uuid::Uuid {
+    dir.topic(name)
+        .ok()
+        .flatten()
+        .map_or_else(uuid::Uuid::default, |m| topic_uuid(&m.id))
+}
+
 /// Every partition of the subscribed topics that exist.
 fn assignment_of(dir: &LogDir, topics: &[String]) -> BTreeMap<String, Vec<i32>> {
     topics
@@ -872,13 +880,7 @@ pub async fn describe_offsets(
                     topics
                         .into_iter()
                         .map(|(t, partitions)| {
-                            let id = b
-                                .dir
-                                .topic(&t)
-                                .ok()
-                                .flatten()
-                                .map(|m| topic_uuid(&m.id))
-                                .unwrap_or_default();
+                            let id = wire_topic_id(&b.dir, &t);
                             DescribeShareGroupOffsetsResponseTopic::default()
                                 .with_topic_name(TopicName(str_bytes(t)))
                                 .with_topic_id(id)
@@ -955,13 +957,7 @@ pub async fn alter_offsets(
                 topics
                     .into_iter()
                     .map(|(t, partitions)| {
-                        let id = b
-                            .dir
-                            .topic(&t)
-                            .ok()
-                            .flatten()
-                            .map(|m| topic_uuid(&m.id))
-                            .unwrap_or_default();
+                        let id = wire_topic_id(&b.dir, &t);
                         AlterShareGroupOffsetsResponseTopic::default()
                             .with_topic_name(TopicName(str_bytes(t)))
                             .with_topic_id(id)
@@ -1006,13 +1002,7 @@ pub async fn delete_offsets(
                     .topics
                     .into_iter()
                     .map(|(t, error)| {
-                        let id = b
-                            .dir
-                            .topic(&t)
-                            .ok()
-                            .flatten()
-                            .map(|m| topic_uuid(&m.id))
-                            .unwrap_or_default();
+                        let id = wire_topic_id(&b.dir, &t);
                         let code = match &error {
                             None => 0,
                             Some(m) if m.contains("does not host") => {
