@@ -234,9 +234,20 @@ pub async fn heartbeat(
             let Some(topics) = topics.filter(|t| !t.is_empty()) else {
                 return heartbeat_error(invalid, "SubscribedTopicNames must be set in first request.");
             };
-            // A rejoin replaces the member's earlier incarnation.
-            if let Some(old) = groups.remove(&group, &member_id) {
-                leave(dir, &old);
+            // A member the server knows (fenced, or one that fetched before its first heartbeat
+            // after a restart) joins again as itself: the records it holds stay its own.
+            if let Some(known) = groups.get(&group, &member_id) {
+                let mut s = lock(&known);
+                if s.member.is_some() {
+                    let assignment = assignment_of(dir, &topics);
+                    s.epoch += 1;
+                    s.topics = topics;
+                    s.assignment = assignment.clone();
+                    s.last_heartbeat = Instant::now();
+                    return answer(dir, &member_id, s.epoch, Some(&assignment));
+                }
+                drop(s);
+                groups.remove(&group, &member_id);
             }
             if !groups.has_room(&group) {
                 return heartbeat_error(
