@@ -347,9 +347,32 @@ impl Producer {
         }
     }
 
-    /// Opens a transaction over every partition of the topic (Kafka's transaction version 1:
-    /// the partitions join before their first record).
-    fn begin_transaction(&mut self) -> Result<()> {
+    /// Kafka's `initTransactions`: gets the `transactional.id`'s producer id and a new epoch,
+    /// which fences earlier producers of the id and ends the transaction they left open.
+    /// Optional: the first record or [`Producer::begin_transaction`] does it when it has not
+    /// been done. Without a `transactional.id` it is an error, as in Kafka.
+    pub fn init_transactions(&mut self) -> Result<()> {
+        if self.transactional.is_none() {
+            return Err(ClientError::Kafka {
+                kind: ResponseError::InvalidTxnState,
+                message: "Transactional method invoked on a non-transactional producer: set a transactional.id".to_string(),
+            });
+        }
+        if self.builders.is_empty() {
+            self.start()?;
+        }
+        Ok(())
+    }
+
+    /// Kafka's `beginTransaction`: opens a transaction over every partition of the topic
+    /// (Kafka's transaction version 1: the partitions join before their first record). The
+    /// first record after a commit or an abort opens one too; opening one that is open does
+    /// nothing. Without a `transactional.id` it is an error, as in Kafka.
+    pub fn begin_transaction(&mut self) -> Result<()> {
+        self.init_transactions()?;
+        if self.in_transaction {
+            return Ok(());
+        }
         let partitions: Vec<(String, i32)> = (0..self.builders.len() as i32)
             .map(|p| (self.topic.clone(), p))
             .collect();

@@ -275,6 +275,8 @@ fn offsets_sent_in_a_transaction_commit_with_it() {
     let k = Kafkit::new();
     k.ok("kafka-topics", &["--create", "--topic", "t"], None);
     let mut producer = transactional(None, Some(k.log_dir()), "t", "lib-tx");
+    producer.init_transactions().unwrap();
+    producer.begin_transaction().unwrap();
     send(&mut producer, "kept");
     producer
         .send_offsets_to_transaction("g", &[(("t".to_string(), 0), 42)])
