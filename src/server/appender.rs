@@ -55,14 +55,15 @@ fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Queues a request's batches for a partition and returns where they were written, once they
-/// are durable.
-pub async fn append(
+/// Queues a request's batches for a partition at once, and returns a future of where they
+/// were written, ready once they are durable. Requests queued one after another are written
+/// in that order (the connection queues a pipelined produce before it reads the next).
+pub fn append(
     broker: &Arc<Broker>,
     partition: &Arc<ServedPartition>,
     batches: Vec<u8>,
     headers: Vec<BatchHeader>,
-) -> Appended {
+) -> impl std::future::Future<Output = Appended> + Send + use<> {
     let (reply, answer) = oneshot::channel();
     let start_writer = {
         let mut w = locked(&partition.queue.waiting);
@@ -77,12 +78,14 @@ pub async fn append(
         let (broker, partition) = (Arc::clone(broker), Arc::clone(partition));
         tokio::task::spawn_blocking(move || drain(&broker, &partition));
     }
-    answer.await.unwrap_or_else(|_| {
-        Err((
-            ResponseError::UnknownServerError,
-            "the append task ended without an answer".to_string(),
-        ))
-    })
+    async move {
+        answer.await.unwrap_or_else(|_| {
+            Err((
+                ResponseError::UnknownServerError,
+                "the append task ended without an answer".to_string(),
+            ))
+        })
+    }
 }
 
 /// Writes what is queued, group by group, until the queue is empty. Transaction markers are

@@ -6,6 +6,8 @@
 //! client should have asked ApiVersions first), except ApiVersions itself, which is answered
 //! with UNSUPPORTED_VERSION in the v0 layout so that any client can learn what is served.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
@@ -28,6 +30,24 @@ pub enum Outcome {
     Silent,
     /// Close the connection, logging why.
     Close(String),
+    /// A produce whose batches are queued: its outcome comes once they are durable, and the
+    /// connection may read its next request meanwhile.
+    Later(Later),
+}
+
+/// The outcome of a request still under way (see [`Outcome::Later`]).
+pub struct Later(pub Pin<Box<dyn Future<Output = Outcome> + Send>>);
+
+impl std::fmt::Debug for Later {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Later(..)")
+    }
+}
+
+/// Whether a request frame (without its size prefix) is a produce, which the connection may
+/// queue behind others of its kind (see `connection`).
+pub fn is_produce(frame: &[u8]) -> bool {
+    frame.len() >= 2 && i16::from_be_bytes([frame[0], frame[1]]) == ApiKey::Produce as i16
 }
 
 /// Who sent the request being handled: the group coordinator names members after them.
@@ -167,6 +187,21 @@ pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes, peer_ip: &str) -> Ou
             other => other,
         };
     }
+    if api == ApiKey::Produce {
+        let request = match decode::<ProduceRequest>(&mut frame, api, version, body_version) {
+            Ok(r) => r,
+            Err(refused) => return refused,
+        };
+        let answer = CLIENT
+            .scope(client, handlers::produce::queue(broker, version, request))
+            .await;
+        return Outcome::Later(Later(Box::pin(async move {
+            match answer.await {
+                Some(response) => encode(&header, &response, body_version),
+                None => Outcome::Silent,
+            }
+        })));
+    }
     macro_rules! route {
         ($($key:ident => $request:ty, $handler:path;)*) => {
             match api {
@@ -187,7 +222,6 @@ pub async fn handle(broker: &Arc<Broker>, mut frame: Bytes, peer_ip: &str) -> Ou
     route! {
         ApiVersions => ApiVersionsRequest, handlers::api_versions;
         Metadata => MetadataRequest, handlers::metadata::handle;
-        Produce => ProduceRequest, handlers::produce::handle;
         ListOffsets => ListOffsetsRequest, handlers::offsets::handle;
         InitProducerId => InitProducerIdRequest, handlers::txn::init_producer_id;
         AddPartitionsToTxn => AddPartitionsToTxnRequest, handlers::txn::add_partitions;

@@ -81,7 +81,15 @@ fn produce(bootstrap: &str, topic: &str, records: Vec<u8>) -> i16 {
 }
 
 fn produce_with_acks(bootstrap: &str, topic: &str, records: Vec<u8>, acks: i16) -> i16 {
-    let request = ProduceRequest::default()
+    let request = produce_request(topic, records, acks);
+    let mut answer = call(bootstrap, ApiKey::Produce, PRODUCE_VERSION, &request);
+    let response = ProduceResponse::decode(&mut answer, PRODUCE_VERSION).unwrap();
+    response.responses[0].partition_responses[0].error_code
+}
+
+/// A Produce request of `records` for partition 0 of `topic`.
+fn produce_request(topic: &str, records: Vec<u8>, acks: i16) -> ProduceRequest {
+    ProduceRequest::default()
         .with_acks(acks)
         .with_timeout_ms(30_000)
         .with_topic_data(vec![
@@ -92,10 +100,7 @@ fn produce_with_acks(bootstrap: &str, topic: &str, records: Vec<u8>, acks: i16) 
                         .with_index(0)
                         .with_records(Some(Bytes::from(records))),
                 ]),
-        ]);
-    let mut answer = call(bootstrap, ApiKey::Produce, PRODUCE_VERSION, &request);
-    let response = ProduceResponse::decode(&mut answer, PRODUCE_VERSION).unwrap();
-    response.responses[0].partition_responses[0].error_code
+        ])
 }
 
 /// Fetches partition 0 of `topic` from offset 0 with these byte limits; returns the records.
@@ -145,10 +150,20 @@ fn call(bootstrap: &str, key: ApiKey, version: i16, request: &impl Encodable) ->
 
 /// A request frame: size, header (correlation id 7), body.
 fn request_frame(key: ApiKey, version: i16, request: &impl Encodable) -> BytesMut {
+    numbered_frame(key, version, request, 7)
+}
+
+/// A request frame with this correlation id.
+fn numbered_frame(
+    key: ApiKey,
+    version: i16,
+    request: &impl Encodable,
+    correlation_id: i32,
+) -> BytesMut {
     let header = RequestHeader::default()
         .with_request_api_key(key as i16)
         .with_request_api_version(version)
-        .with_correlation_id(7)
+        .with_correlation_id(correlation_id)
         .with_client_id(Some(StrBytes::from_static_str("malformed")));
     let mut body = BytesMut::new();
     header
@@ -288,6 +303,81 @@ fn acks_outside_kafkas_three_and_a_zero_fetch_limit_are_answered_as_kafka_does()
         server.stderr().contains("Invalid max size -5"),
         "{}",
         server.stderr()
+    );
+}
+
+/// Produces sent back to back on one connection are pipelined (the next is queued while the
+/// previous one's fsync runs) yet answered in order and written in order, a refused one among
+/// them included, and a fetch sent after them sees all their records.
+#[test]
+fn pipelined_produces_are_written_and_answered_in_order() {
+    let k = Kafkit::new();
+    k.ok("kafka-topics", &["--create", "--topic", "p"], None);
+    let server = Server::start(k.log_dir(), &[]);
+    let mut stream = TcpStream::connect(&server.bootstrap).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut frames = BytesMut::new();
+    for id in 1..=6 {
+        // The fourth names acks Kafka refuses: it is answered in its turn, and writes nothing.
+        let acks = if id == 4 { 5 } else { -1 };
+        let request = produce_request("p", one_record(), acks);
+        frames.extend_from_slice(&numbered_frame(
+            ApiKey::Produce,
+            PRODUCE_VERSION,
+            &request,
+            id,
+        ));
+    }
+    let fetch = fetch_request("p", 1 << 20, 1 << 20);
+    frames.extend_from_slice(&numbered_frame(ApiKey::Fetch, FETCH_VERSION, &fetch, 7));
+    stream.write_all(&frames).unwrap();
+    let mut next_answer = |key: ApiKey, version: i16| {
+        let mut size = [0u8; 4];
+        stream.read_exact(&mut size).expect("the server answers");
+        let mut answer = vec![0u8; i32::from_be_bytes(size) as usize];
+        stream.read_exact(&mut answer).unwrap();
+        let mut answer = Bytes::from(answer);
+        let header =
+            ResponseHeader::decode(&mut answer, key.response_header_version(version)).unwrap();
+        (header.correlation_id, answer)
+    };
+    let mut offsets = Vec::new();
+    for id in 1..=6 {
+        let (correlation_id, mut answer) = next_answer(ApiKey::Produce, PRODUCE_VERSION);
+        assert_eq!(
+            correlation_id, id,
+            "answers come in the order of the requests"
+        );
+        let response = ProduceResponse::decode(&mut answer, PRODUCE_VERSION).unwrap();
+        let partition = &response.responses[0].partition_responses[0];
+        if id == 4 {
+            assert_eq!(
+                partition.error_code,
+                ResponseError::InvalidRequiredAcks.code()
+            );
+        } else {
+            assert_eq!(partition.error_code, 0, "request {id}");
+            offsets.push(partition.base_offset);
+        }
+    }
+    assert_eq!(
+        offsets,
+        [0, 1, 2, 3, 4],
+        "written in the order they were sent"
+    );
+    let (correlation_id, mut answer) = next_answer(ApiKey::Fetch, FETCH_VERSION);
+    assert_eq!(correlation_id, 7);
+    let response = FetchResponse::decode(&mut answer, FETCH_VERSION).unwrap();
+    let records = response.responses[0].partitions[0]
+        .records
+        .clone()
+        .unwrap_or_default();
+    assert_eq!(
+        records.len(),
+        5 * one_record().len(),
+        "the fetch sees the five records written before it"
     );
 }
 

@@ -3,9 +3,12 @@
 //! its transactional id, checked with the coordinator), and every record readable, as
 //! Kafka's LogValidator reads them), then queued for the partition's group-commit append. The
 //! answer (for acks 1 and -1) comes once the data is fdatasync'ed; acks=0 gets none, as in
-//! Kafka. A refused batch writes nothing: one malformed batch stored would make the partition
+//! Kafka. The queueing and the answer are two steps, so that a connection can queue its next
+//! produce while this one's fsync runs (see `connection`), and the two share a round. A refused batch writes nothing: one malformed batch stored would make the partition
 //! unreadable for every consumer after it.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -21,18 +24,21 @@ use crate::server::broker::{Broker, ServedPartition};
 /// A partition's part of the request, checked: where to append and what.
 type Checked = Result<(Arc<ServedPartition>, Vec<u8>, Vec<BatchHeader>), Refusal>;
 
-pub async fn handle(
-    broker: &Arc<Broker>,
-    version: i16,
-    request: ProduceRequest,
-) -> Option<ProduceResponse> {
+/// The answer to a produce whose batches are queued: ready once they are durable; `None` for
+/// acks=0.
+pub type Answer = Pin<Box<dyn Future<Output = Option<ProduceResponse>> + Send>>;
+
+/// Checks the request and queues its partitions' batches for their appends before it returns,
+/// so the next request queued is written after this one; the answer waits for the appends.
+pub async fn queue(broker: &Arc<Broker>, version: i16, request: ProduceRequest) -> Answer {
     if ![-1, 0, 1].contains(&request.acks) {
         // Kafka answers every partition so, even for acks it will not answer otherwise.
-        return Some(refuse_all(
+        let refused = refuse_all(
             &request,
             ResponseError::InvalidRequiredAcks,
             "acks must be -1 (all), 0 or 1",
-        ));
+        );
+        return Box::pin(std::future::ready(Some(refused)));
     }
     let acks = request.acks;
     let transactional_id = request.transactional_id.map(|id| id.0.to_string());
@@ -80,45 +86,40 @@ pub async fn handle(
         }
     }
     // Every partition's append is queued before any is awaited, so they share fsync rounds.
-    let mut pending = Vec::new();
-    for (name, parts) in checked {
-        let mut waits = Vec::new();
-        for (index, part) in parts {
-            let wait = match part {
-                Ok((partition, batches, headers)) => {
-                    let broker = Arc::clone(broker);
-                    Ok(tokio::spawn(async move {
-                        appender::append(&broker, &partition, batches, headers).await
-                    }))
-                }
-                Err(e) => Err(e),
-            };
-            waits.push((index, wait));
+    let pending: Vec<_> = checked
+        .into_iter()
+        .map(|(name, parts)| {
+            let waits: Vec<_> = parts
+                .into_iter()
+                .map(|(index, part)| {
+                    let wait = part.map(|(partition, batches, headers)| {
+                        appender::append(broker, &partition, batches, headers)
+                    });
+                    (index, wait)
+                })
+                .collect();
+            (name, waits)
+        })
+        .collect();
+    Box::pin(async move {
+        let mut responses = Vec::new();
+        for (name, waits) in pending {
+            let mut partitions = Vec::new();
+            for (index, wait) in waits {
+                let appended: Appended = match wait {
+                    Ok(appended) => appended.await,
+                    Err(e) => Err(e),
+                };
+                partitions.push(partition_response(index, appended));
+            }
+            responses.push(
+                TopicProduceResponse::default()
+                    .with_name(kafka_protocol::messages::TopicName(str_bytes(name)))
+                    .with_partition_responses(partitions),
+            );
         }
-        pending.push((name, waits));
-    }
-    let mut responses = Vec::new();
-    for (name, waits) in pending {
-        let mut partitions = Vec::new();
-        for (index, wait) in waits {
-            let appended: Appended = match wait {
-                Ok(task) => task
-                    .await
-                    .unwrap_or_else(|e| Err((ResponseError::UnknownServerError, e.to_string()))),
-                Err(e) => Err(e),
-            };
-            partitions.push(partition_response(index, appended));
-        }
-        responses.push(
-            TopicProduceResponse::default()
-                .with_name(kafka_protocol::messages::TopicName(str_bytes(name)))
-                .with_partition_responses(partitions),
-        );
-    }
-    if acks == 0 {
-        return None;
-    }
-    Some(ProduceResponse::default().with_responses(responses))
+        (acks != 0).then(|| ProduceResponse::default().with_responses(responses))
+    })
 }
 
 fn partition_response(index: i32, appended: Appended) -> PartitionProduceResponse {
