@@ -153,6 +153,9 @@ pub struct Formatter {
     key_deserializer: Option<Deserializer>,
     value_deserializer: Option<Deserializer>,
     headers_deserializer: Option<Deserializer>,
+    /// Only the value is printed, as it is (the default): each record is its value and the
+    /// line separator, with nothing else to decide.
+    value_only: bool,
 }
 
 impl Formatter {
@@ -171,7 +174,7 @@ impl Formatter {
                 .map(|c| Deserializer::from_class(c))
                 .transpose()
         };
-        Ok(Formatter {
+        let mut formatter = Formatter {
             kind,
             print_timestamp: is_true(props, "print.timestamp"),
             print_partition: is_true(props, "print.partition"),
@@ -190,7 +193,22 @@ impl Formatter {
             key_deserializer: deser("key.deserializer")?,
             value_deserializer: deser("value.deserializer")?,
             headers_deserializer: deser("headers.deserializer")?,
-        })
+            value_only: false,
+        };
+        formatter.value_only = formatter.kind != FormatterKind::NoOp
+            && formatter.print_value
+            && !(formatter.print_timestamp
+                || formatter.print_partition
+                || formatter.print_offset
+                || formatter.print_delivery
+                || formatter.print_epoch
+                || formatter.print_headers
+                || formatter.print_key)
+            && matches!(
+                formatter.value_deserializer,
+                None | Some(Deserializer::String | Deserializer::ByteArray)
+            );
+        Ok(formatter)
     }
 
     fn field(
@@ -230,6 +248,11 @@ impl Formatter {
         delivery: Option<i16>,
         out: &mut Vec<u8>,
     ) -> Result<(), String> {
+        if self.value_only {
+            out.extend_from_slice(record.value.unwrap_or(&self.null_literal));
+            out.extend_from_slice(&self.line_separator);
+            return Ok(());
+        }
         if self.kind == FormatterKind::NoOp {
             return Ok(());
         }

@@ -317,7 +317,14 @@ where
         RecordSource::Decompressed
     };
     let mut reader = RecordReader::new(records, header.records_count, header.magic, source)?;
-    while let Some(raw) = reader.next_record()? {
+    loop {
+        let raw = match reader.next_plain() {
+            Some(raw) => raw,
+            None => match reader.next_record()? {
+                Some(raw) => raw,
+                None => break,
+            },
+        };
         // Kafka decodes header keys leniently; the API hands them out as `&str`. One
         // allocation for a record with headers, none without.
         let mut headers = Vec::with_capacity(raw.headers.len());
