@@ -14,6 +14,11 @@ What it measures (issue targets in brackets):
   list     kafka-topics --list over 100 topics                          vs  ls -la        [<= 5x]
   latency  a line piped into the producer until a waiting consumer prints it            [< 1 s]
   rss      peak RSS of producer and consumer (exact with GNU time installed)           [<= 32 MB]
+  cpu      user and system CPU per record of the producer (from the file) and the consumer
+           (into /dev/null), which do not depend on how fast the baselines are   [consumer user <= 40 ns]
+
+The baselines' absolute times are printed beside the ratios; `cat | cat` slower than 60 ms for
+100 MB means a slow or loaded machine, where the ratios flatter kafkit (a warning says so).
 """
 
 import argparse
@@ -35,19 +40,22 @@ def tool(name):
 
 
 def timed(cmd, env=None, shell=False):
-    """Runs cmd; returns (seconds, peak RSS in MiB of the process tree's largest child).
+    """Runs cmd; returns (seconds, peak RSS in MiB of the process tree's largest child, user
+    CPU seconds, system CPU seconds), the CPU of the whole tree (a shell's pipeline included).
 
     Dirty pages of earlier steps are written back first (untimed), so no command pays for
     another's writeback through the file system journal.
     """
     os.sync()
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, shell=shell, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"command failed: {cmd}")
-    return elapsed, usage.ru_maxrss / 1024.0
+    with tempfile.TemporaryFile() as stderr:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=env, shell=shell, stdout=subprocess.DEVNULL, stderr=stderr)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            stderr.seek(0)
+            sys.exit(f"command failed: {cmd}\n{stderr.read().decode(errors='replace')[-2000:]}")
+    return elapsed, usage.ru_maxrss / 1024.0, usage.ru_utime, usage.ru_stime
 
 
 def gnu_time_rss(cmd, env, stdin_path=None):
@@ -73,6 +81,13 @@ def gnu_time_rss(cmd, env, stdin_path=None):
 def median_of(runs, fn):
     results = [fn(i) for i in range(runs)]
     return statistics.median(r[0] for r in results), max(r[1] for r in results)
+
+
+def cpu_per_record(runs, fn, records):
+    """Medians of fn's user and system CPU over runs, in ns per record."""
+    results = [fn(i) for i in range(runs)]
+    per = lambda k: statistics.median(r[k] for r in results) * 1e9 / records
+    return per(2), per(3)
 
 
 def alternating(runs, fn, baseline):
@@ -155,6 +170,8 @@ def main():
 
         (cons_t, _), (cat_t, _) = alternating(args.runs, consume, cat_cat)
         _, cons_rss = median_of(1, consume_rss)
+        cons_cpu = cpu_per_record(args.runs, consume_rss, args.lines)
+        prod_cpu = cpu_per_record(args.runs, produce, args.lines)
         rss_env = env_for("rss")
         exact_rss = (gnu_time_rss([tool("kafka-console-producer"), "--topic", "bench"], rss_env, data),
                      gnu_time_rss([tool("kafka-console-consumer"), "--topic", "bench", "--from-beginning",
@@ -196,6 +213,14 @@ def main():
             ratio = t / bt
             verdict = "ok" if ratio <= target else "MISSED"
             print(f"{name:28} {t * 1000:8.1f}ms   {base:12} {bt * 1000:8.1f}ms   {ratio:5.2f}x  <= {target:.0f}x {verdict}")
+        print(f"\nCPU per record: producer {prod_cpu[0]:.0f} ns user + {prod_cpu[1]:.0f} ns system; "
+              f"consumer (into /dev/null) {cons_cpu[0]:.0f} ns user + {cons_cpu[1]:.0f} ns system "
+              f"(target: consumer user <= 40 ns)")
+        slow_cat = 60 * size_mb / 100
+        if cat_t * 1000 > slow_cat:
+            print(f"WARNING: cat | cat took {cat_t * 1000:.0f} ms for {size_mb:.0f} MB, over "
+                  f"{slow_cat:.0f} ms (60 ms per 100 MB): the machine is slow or loaded, and ratios "
+                  f"against it flatter kafkit; measure again on a quiet machine")
         print(f"\nproduce -> waiting consumer latency: median {latency * 1000:.0f} ms (target < 1000 ms)")
         if None not in exact_rss:
             print("peak RSS (GNU time): producer %.1f MiB, consumer %.1f MiB (target <= 32 MB)" % exact_rss)
