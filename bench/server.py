@@ -11,6 +11,11 @@ What it measures (issue 9's targets in brackets), medians of --runs, ours and Ka
   produce  kcat -P -l of N lines of 100 B into a fresh 1-partition topic
                                                ours vs Kafka, as throughput  [>= 1.0x, aim 2x]
   consume  kcat -C -e -o beginning of those lines                     [>= 1.0x]
+           and kcat -C -c N: the same read ending at the last record, without -e's end-of-
+           partition wait (kcat learns the end from an empty fetch, which both servers hold
+           for librdkafka's fetch.wait.max.ms, 500 ms: a constant in every -e run)
+  cpu      each server's CPU time (user + system, from /proc) per consume, per 100 MB: what
+           the server spends on a fetch, whatever the client's pace
   rss      the server's peak RSS at the end (VmHWM)                   [<= 64 MB]
 Our server acknowledges a produce only once it is fdatasync'ed (acks 1 and all alike); Kafka
 acknowledges once the data is in its page cache.
@@ -64,6 +69,13 @@ def peak_rss_mib(pid):
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024.0
     return float("nan")
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far, from /proc/<pid>/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def timed(cmd):
@@ -123,16 +135,26 @@ def main():
                            check=True, capture_output=True)
             return timed(["kcat", "-P", "-b", bootstrap, "-t", topic, "-l", data])
 
-        def consume(bootstrap, topic):
-            return timed(["kcat", "-C", "-b", bootstrap, "-t", topic, "-e", "-o", "beginning", "-q"])
+        with open(os.path.join(kafka_dir, "broker.pid")) as f:
+            kafka_pid = int(f.read().split()[0])
 
-        p_ours, p_kafka, c_ours, c_kafka = [], [], [], []
+        def consume(bootstrap, topic, pid, cpu, end=("-e",)):
+            before = cpu_seconds(pid)
+            t = timed(["kcat", "-C", "-b", bootstrap, "-t", topic, *end, "-o", "beginning", "-q"])
+            cpu.append(cpu_seconds(pid) - before)
+            return t
+
+        p_ours, p_kafka, c_ours, c_kafka, n_ours, n_kafka = [], [], [], [], [], []
+        cpu_ours, cpu_kafka = [], []
+        count = ("-c", str(args.lines))
         for i in range(args.runs):
             topic = f"bench-{i}"
             p_ours.append(produce(mine, topic))
             p_kafka.append(produce(kafka, topic))
-            c_ours.append(consume(mine, topic))
-            c_kafka.append(consume(kafka, topic))
+            c_ours.append(consume(mine, topic, ours.pid, cpu_ours))
+            c_kafka.append(consume(kafka, topic, kafka_pid, cpu_kafka))
+            n_ours.append(consume(mine, topic, ours.pid, cpu_ours, count))
+            n_kafka.append(consume(kafka, topic, kafka_pid, cpu_kafka, count))
         rss = peak_rss_mib(ours.pid)
 
         med = statistics.median
@@ -142,10 +164,15 @@ def main():
         s = med(starts)
         print(f"{'start to first connection':28} {s * 1000:8.1f}ms {kafka_start * 1000:10.0f}ms "
               f"{kafka_start / s:7.0f}x  <= 50 ms {'ok' if s <= 0.05 else 'MISSED'}")
-        for name, a, b in (("kcat -P (throughput)", p_ours, p_kafka), ("kcat -C -e (throughput)", c_ours, c_kafka)):
+        for name, a, b in (("kcat -P (throughput)", p_ours, p_kafka),
+                           ("kcat -C -e (throughput)", c_ours, c_kafka),
+                           ("kcat -C -c N (throughput)", n_ours, n_kafka)):
             ratio = med(b) / med(a)
             print(f"{name:28} {mb / med(a):6.1f}MB/s {mb / med(b):8.1f}MB/s {ratio:7.2f}x  "
                   f">= 1.0x {'ok' if ratio >= 1.0 else 'MISSED'}")
+        per_100mb = lambda cpu: med(cpu) * 100 / mb * 1000
+        print(f"{'server CPU per 100 MB read':28} {per_100mb(cpu_ours):8.0f}ms {per_100mb(cpu_kafka):10.0f}ms "
+              f"{per_100mb(cpu_kafka) / max(per_100mb(cpu_ours), 1e-9):7.2f}x  (lower is better)")
         print(f"\nserver peak RSS {rss:.1f} MiB (target <= 64 MB) {'ok' if rss * 1.048576 <= 64 else 'MISSED'}")
         print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end")
     finally:
