@@ -325,6 +325,11 @@ impl Printer {
                 return Err(interrupt.error());
             }
             self.acknowledge_read();
+            if let Some(max) = opts.max_messages {
+                let left = max.saturating_sub(self.count);
+                self.consumer
+                    .acquire_at_most(usize::try_from(left).unwrap_or(usize::MAX));
+            }
             let mut failure = None;
             let polled = {
                 let (out, round, count) = (&mut self.out, &mut self.round, &mut self.count);

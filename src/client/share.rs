@@ -80,6 +80,8 @@ pub struct ShareConsumer {
     /// Acknowledgements to send, per partition.
     pending: BTreeMap<Partition, Vec<AckRun>>,
     scratch: Vec<u8>,
+    /// At most this many records are acquired by a poll (see [`ShareConsumer::acquire_at_most`]).
+    acquire_limit: usize,
 }
 
 /// Where the group lives.
@@ -134,11 +136,24 @@ impl Client {
             backend,
             pending: BTreeMap::new(),
             scratch: Vec::new(),
+            acquire_limit: usize::MAX,
         })
     }
 }
 
 impl ShareConsumer {
+    /// Polls acquire at most `n` records (at least one), below `max.poll.records`: a caller
+    /// that stops after `n` more records (`--max-messages`) then takes no record it will not
+    /// hand out, so it raises no other record's delivery count (each acquisition counts as a
+    /// delivery, and `share.delivery.count.limit` of them archive a record).
+    pub fn acquire_at_most(&mut self, n: usize) {
+        self.acquire_limit = n.max(1);
+    }
+
+    fn max_records(&self) -> usize {
+        self.config.max_poll_records.min(self.acquire_limit)
+    }
+
     /// The member id the group knows this consumer by.
     pub fn member_id(&self) -> &str {
         match &self.backend {
@@ -164,12 +179,13 @@ impl ShareConsumer {
     ) -> Result<ShareRound> {
         let deadline = Instant::now() + timeout;
         let mut round = ShareRound::default();
+        let max_records = self.max_records();
         loop {
             let stopped = match &mut self.backend {
                 ShareBackend::Local(local) => local.poll(
                     &self.config.topics,
                     &mut self.pending,
-                    self.config.max_poll_records,
+                    max_records,
                     &mut self.scratch,
                     &mut each,
                     &mut round,
@@ -179,7 +195,7 @@ impl ShareConsumer {
                         .saturating_duration_since(Instant::now())
                         .min(FETCH_WAIT);
                     let acks = std::mem::take(&mut self.pending);
-                    let polled = remote.poll(acks, self.config.max_poll_records, wait)?;
+                    let polled = remote.poll(acks, max_records, wait)?;
                     round.refused.extend(polled.refused);
                     let mut stopped = false;
                     for batch in polled.batches {

@@ -306,7 +306,7 @@ fn reject_archives_and_release_delivers_again_until_the_limit() {
 }
 
 #[test]
-fn a_group_starts_at_the_end_by_default_and_max_messages_releases_the_rest() {
+fn a_group_starts_at_the_end_by_default_and_max_messages_takes_only_what_it_prints() {
     let k = Kafkit::new();
     k.ok("kafka-topics", &["--create", "--topic", "t"], None);
     k.produce("t", &[], b"old\n");
@@ -331,13 +331,13 @@ fn a_group_starts_at_the_end_by_default_and_max_messages_releases_the_rest() {
     );
     assert_eq!(text(&out.stdout), "new1\n");
     assert_eq!(text(&out.stderr), "Processed a total of 1 messages\n");
-    // The other two were acquired with it and released at the close: delivered again.
+    // The other two were not acquired with it: their first delivery is the next member's.
     let mut args = vec!["--topic", "t", "--timeout-ms", "300"];
     args.extend(print_all());
     let got: Vec<Printed> = k.ok(TOOL, &args, None).lines().map(parse).collect();
     assert_eq!(
         got,
-        vec![(0, 2, 2, "new2".to_string()), (0, 3, 2, "new3".to_string())]
+        vec![(0, 2, 1, "new2".to_string()), (0, 3, 1, "new3".to_string())]
     );
 }
 
@@ -872,6 +872,84 @@ fn share_groups_bad_invocations_are_one_line_and_change_nothing() {
     );
     let version = k.ok(GROUPS_TOOL, &["--version"], None);
     assert!(version.starts_with("4.3"), "{version}");
+}
+
+/// A group id is a consumer group or a share group, never both (as Kafka keeps them apart):
+/// share tools refuse a consumer group's id, consumers refuse a share group's, and a refusal
+/// changes nothing.
+#[test]
+fn consumer_groups_and_share_groups_keep_apart() {
+    let k = Kafkit::new();
+    k.ok("kafka-topics", &["--create", "--topic", "t"], None);
+    k.produce("t", &[], b"a\nb\n");
+    k.ok(
+        "kafka-console-consumer",
+        &[
+            "--topic",
+            "t",
+            "--group",
+            "audit",
+            "--from-beginning",
+            "--max-messages",
+            "2",
+        ],
+        None,
+    );
+    k.ok(
+        TOOL,
+        &["--topic", "t", "--group", "work", "--timeout-ms", "200"],
+        None,
+    );
+    let before = k.files();
+    let not_share = "Group audit is not a share group.";
+    let err = k.fails(
+        TOOL,
+        &["--topic", "t", "--group", "audit", "--timeout-ms", "200"],
+        None,
+        1,
+    );
+    assert!(err.contains(not_share), "{err}");
+    for args in [
+        vec![
+            "--reset-offsets",
+            "--group",
+            "audit",
+            "--topic",
+            "t",
+            "--to-earliest",
+            "--execute",
+        ],
+        vec!["--delete-offsets", "--group", "audit", "--topic", "t"],
+        vec!["--describe", "--group", "audit"],
+    ] {
+        let err = k.fails(GROUPS_TOOL, &args, None, 1);
+        assert!(err.contains(not_share), "{args:?}: {err}");
+    }
+    let err = k.fails(
+        "kafka-console-consumer",
+        &[
+            "--topic",
+            "t",
+            "--group",
+            "work",
+            "--from-beginning",
+            "--timeout-ms",
+            "200",
+        ],
+        None,
+        1,
+    );
+    assert!(
+        err.contains("supported protocols are incompatible"),
+        "{err}"
+    );
+    assert_eq!(
+        k.files(),
+        before,
+        "a refused invocation changed the log dir"
+    );
+    assert_eq!(k.ok("kafka-consumer-groups", &["--list"], None), "audit\n");
+    assert_eq!(k.ok(GROUPS_TOOL, &["--list"], None), "work\n");
 }
 
 const PERF_TOOL: &str = "kafka-share-consumer-perf-test";

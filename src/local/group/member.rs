@@ -15,6 +15,7 @@
 //! Dropping a `Member` without [`Member::leave`] is a crash: the lock is released, and the other
 //! members take its partitions over from its last commit.
 
+use kafka_protocol::ResponseError;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{ErrorKind, Write};
@@ -86,6 +87,14 @@ impl Member {
             // Kafka's consumer refuses this too.
             return Err(LocalError::Invalid(
                 "Heartbeat must be set lower than the session timeout".to_string(),
+            ));
+        }
+        if crate::local::share::is_share_group(&dir.dir) {
+            // Kafka keeps the kinds of group apart; its coordinator answers a classic member
+            // of a share group so.
+            return Err(LocalError::kafka(
+                ResponseError::InconsistentGroupProtocol,
+                "The group member's supported protocols are incompatible with those of existing members or first group member tried to join with empty protocol type or empty protocol list.",
             ));
         }
         dir.create()?;

@@ -259,6 +259,17 @@ impl GroupStore {
         Ok(results)
     }
 
+    /// Whether `group` is a consumer group here: it has committed offsets or a live member
+    /// (what [`GroupStore::list`] lists).
+    pub fn is_consumer_group(&self, group: &str) -> Result<bool> {
+        let dir = GroupDir::at(&self.root, group);
+        Ok(!dir.read_offsets()?.is_empty()
+            || dir
+                .scan(None, false)?
+                .iter()
+                .any(|p| p.liveness == Liveness::Live))
+    }
+
     /// Joins the group as a new member (creating the group if needed). The member owns nothing
     /// until its first [`Member::poll`].
     pub fn join(&self, group: &str, client_id: &str, config: MemberConfig) -> Result<Member> {

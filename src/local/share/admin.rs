@@ -73,6 +73,7 @@ fn state(members: &[ShareMemberDescription]) -> String {
 /// The group's state and live members; `None` when there is no such share group.
 pub fn describe(dir: &LogDir, group: &str) -> Result<Option<ShareGroupDescription>> {
     let share = ShareGroupDir::new(dir.root(), group)?;
+    share.refuse_consumer_group()?;
     if !share.exists() {
         return Ok(None);
     }
@@ -123,6 +124,7 @@ pub fn offsets(dir: &LogDir, group: &str) -> Result<BTreeMap<TopicPartition, Sha
 /// group if needed; refused while the group has live members.
 pub fn reset(dir: &LogDir, group: &str, offsets: &BTreeMap<TopicPartition, i64>) -> Result<()> {
     let share = ShareGroupDir::new(dir.root(), group)?;
+    share.refuse_consumer_group()?;
     let _lock = share.lock()?;
     share.refuse_live_members(|| format!("Share group '{group}' is not empty."))?;
     for ((topic, partition), offset) in offsets {
@@ -172,6 +174,7 @@ pub fn delete_offsets(
     topics: &[String],
 ) -> Result<ShareOffsetsDeletion> {
     let share = ShareGroupDir::new(dir.root(), group)?;
+    share.refuse_consumer_group()?;
     if !share.exists() {
         return Err(LocalError::kafka(
             ResponseError::GroupIdNotFound,

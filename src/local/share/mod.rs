@@ -55,6 +55,12 @@ const MAX_WINDOW_ENTRIES: usize = 4_000;
 /// Longest encoded group or member id (the consumer groups' limit).
 const MAX_ENCODED_NAME: usize = 200;
 
+/// Whether the group whose directory is `group_dir` (`<log dir>/groups/<encoded id>`) is a
+/// share group: it has share state (what `kafka-share-groups --list` lists).
+pub fn is_share_group(group_dir: &Path) -> bool {
+    group_dir.join(SHARE_DIR).is_dir()
+}
+
 /// One share group's files in a log dir.
 #[derive(Clone, Debug)]
 pub struct ShareGroupDir {
@@ -85,6 +91,23 @@ impl ShareGroupDir {
 
     pub fn group(&self) -> &str {
         &self.group
+    }
+
+    /// Refuses a group id that a consumer group has (committed offsets or a live member), as
+    /// Kafka keeps the two kinds apart, with its coordinator's answer.
+    fn refuse_consumer_group(&self) -> Result<()> {
+        let Some(root) = self.group_dir.ancestors().nth(2) else {
+            return Ok(());
+        };
+        if !self.share_dir().is_dir()
+            && super::group::store::GroupStore::new(root).is_consumer_group(&self.group)?
+        {
+            return Err(LocalError::kafka(
+                ResponseError::GroupIdNotFound,
+                format!("Group {} is not a share group.", self.group),
+            ));
+        }
+        Ok(())
     }
 
     fn share_dir(&self) -> PathBuf {
