@@ -83,8 +83,13 @@ pub async fn serve(broker: Arc<Broker>, stream: TcpStream, mut stopping: watch::
         };
         let frame = match frame {
             Ok(Some(frame)) => frame,
-            Ok(None) => return,
+            Ok(None) => {
+                // The client may still read the answers of what it sent before it closed.
+                answers.answer_all().await;
+                return;
+            }
             Err(why) => {
+                answers.answer_all().await;
                 broker
                     .log
                     .warn(&format!("Closing the connection from {peer}: {why}"));

@@ -950,6 +950,39 @@ fn consumer_groups_and_share_groups_keep_apart() {
     );
     assert_eq!(k.ok("kafka-consumer-groups", &["--list"], None), "audit\n");
     assert_eq!(k.ok(GROUPS_TOOL, &["--list"], None), "work\n");
+    // A group config does not make a group of either kind (Kafka keeps configs apart).
+    for group in ["audit", "fresh"] {
+        k.ok(
+            "kafka-configs",
+            &[
+                "--entity-type",
+                "groups",
+                "--entity-name",
+                group,
+                "--alter",
+                "--add-config",
+                "share.record.lock.duration.ms=60000",
+            ],
+            None,
+        );
+    }
+    k.produce("t", &[], b"c\n");
+    let more = k.ok(
+        "kafka-console-consumer",
+        &[
+            "--topic",
+            "t",
+            "--group",
+            "audit",
+            "--max-messages",
+            "1",
+            "--timeout-ms",
+            "5000",
+        ],
+        None,
+    );
+    assert_eq!(more, "c\n", "the consumer group goes on from its offsets");
+    assert_eq!(k.ok(GROUPS_TOOL, &["--list"], None), "work\n");
 }
 
 const PERF_TOOL: &str = "kafka-share-consumer-perf-test";

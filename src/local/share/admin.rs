@@ -11,7 +11,7 @@ use std::path::Path;
 use kafka_protocol::ResponseError;
 
 use super::window::ShareWindow;
-use super::{MEMBERS_DIR, SHARE_DIR, ShareGroupDir, WINDOW_SUFFIX};
+use super::{MEMBERS_DIR, ShareGroupDir, WINDOW_SUFFIX};
 use crate::kafka::TopicPartition;
 use crate::kafka::share::{
     ShareGroupDescription, ShareMemberDescription, ShareOffset, ShareOffsetsDeletion,
@@ -51,7 +51,7 @@ pub fn list(dir: &LogDir) -> Result<Vec<(String, String)>> {
         let Some(id) = entry.file_name().to_str().and_then(decode_name) else {
             continue;
         };
-        if !entry.path().join(SHARE_DIR).is_dir() {
+        if !super::is_share_group(&entry.path()) {
             continue;
         }
         let group = ShareGroupDir::new(dir.root(), &id)?;
@@ -212,9 +212,9 @@ pub fn delete_offsets(
 }
 
 impl ShareGroupDir {
-    /// Whether the group has a share directory.
+    /// Whether the group is a share group (see [`super::is_share_group`]).
     fn exists(&self) -> bool {
-        self.share_dir().is_dir()
+        super::is_share_group(&self.group_dir)
     }
 
     /// The partitions the group has a window file for, sorted.

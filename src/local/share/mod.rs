@@ -15,7 +15,8 @@
 //!   loses its records when their lock expires.
 //!
 //! The group's configs (`share.*`, set with `kafka-configs --entity-type groups`) are in
-//! `<log dir>/groups/<encoded g>/configs.json`.
+//! `<log dir>/groups/<encoded g>/configs.json`, changed under `configs.lock` beside it: a
+//! config makes no share group.
 
 pub mod admin;
 mod member;
@@ -45,6 +46,7 @@ const LOCK_FILE: &str = "lock";
 const MEMBERS_DIR: &str = "members";
 const WINDOW_SUFFIX: &str = ".window";
 const CONFIGS_FILE: &str = "configs.json";
+const CONFIGS_LOCK_FILE: &str = "configs.lock";
 /// The largest window file kafkit writes is well below this (4000 offsets in flight, each
 /// its own run with a member id).
 const MAX_WINDOW_FILE: u64 = 4 << 20;
@@ -56,7 +58,9 @@ const MAX_WINDOW_ENTRIES: usize = 4_000;
 const MAX_ENCODED_NAME: usize = 200;
 
 /// Whether the group whose directory is `group_dir` (`<log dir>/groups/<encoded id>`) is a
-/// share group: it has share state (what `kafka-share-groups --list` lists).
+/// share group: it has a share directory, made by its first member or reset (what
+/// `kafka-share-groups --list` lists). Group configs live beside it, so setting one makes no
+/// share group (Kafka keeps a group's configs apart from its type).
 pub fn is_share_group(group_dir: &Path) -> bool {
     group_dir.join(SHARE_DIR).is_dir()
 }
@@ -99,7 +103,7 @@ impl ShareGroupDir {
         let Some(root) = self.group_dir.ancestors().nth(2) else {
             return Ok(());
         };
-        if !self.share_dir().is_dir()
+        if !is_share_group(&self.group_dir)
             && super::group::store::GroupStore::new(root).is_consumer_group(&self.group)?
         {
             return Err(LocalError::kafka(
@@ -134,6 +138,23 @@ impl ShareGroupDir {
             sync_dir(dir)?;
         }
         Ok(())
+    }
+
+    /// Takes the lock of the group id's configs, which any kind of group (or none yet) may
+    /// have: beside them, outside the share directory.
+    fn configs_lock(&self) -> Result<FileLock> {
+        if !self.group_dir.is_dir() {
+            if let Some(log_dir) = self.group_dir.ancestors().nth(2) {
+                LogDir::initialize(log_dir)?;
+            }
+            fs::create_dir_all(&self.group_dir).map_err(|e| {
+                LocalError::io(format!("cannot create {}", self.group_dir.display()), e)
+            })?;
+            for dir in self.group_dir.ancestors().skip(1).take(2) {
+                sync_dir(dir)?;
+            }
+        }
+        FileLock::acquire(&self.group_dir.join(CONFIGS_LOCK_FILE), LockMode::Exclusive)
     }
 
     /// Takes the group's lock, under which its state changes.
@@ -236,7 +257,7 @@ impl ShareGroupDir {
                     .map_err(|e| LocalError::kafka(ResponseError::InvalidConfig, e))?;
             }
         }
-        let _lock = self.lock()?;
+        let _lock = self.configs_lock()?;
         let mut configs = self.configs()?;
         for change in changes {
             match change {
