@@ -83,10 +83,13 @@ impl Member {
         }
     }
 
-    /// The records printed so far.
+    /// The records printed so far: whole lines only, since a member still running may be in
+    /// the middle of writing one (Java's console consumer writes a line in pieces).
     fn seen(&self) -> Vec<Seen> {
         let out = std::fs::read_to_string(&self.out).unwrap_or_default();
-        out.lines()
+        let whole = out.rfind('\n').map_or("", |end| &out[..=end]);
+        whole
+            .lines()
             .filter(|l| l.ends_with(|c: char| c.is_ascii_digit()))
             .map(|l| {
                 let fields: Vec<&str> = l.split('\t').collect();
