@@ -13,7 +13,7 @@
 //! which of the two it is reading.
 
 use super::RecordError;
-use super::varint::{get_varint, get_varlong};
+use super::varint::{get_short_varint, get_varint, get_varlong};
 
 /// One record's fields as stored, borrowed from the records section.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -192,15 +192,15 @@ impl<'a> RecordReader<'a> {
 #[inline(always)]
 fn plain_record(buf: &[u8]) -> Option<(RawRecord<'_>, usize)> {
     let mut pos = 0;
-    let size = short_varint(buf, &mut pos)?;
+    let size = get_short_varint(buf, &mut pos)?;
     let body = buf.get(pos..pos + usize::try_from(size).ok()?)?;
     // The attributes byte, unused, then the fields.
     let mut at = 1;
-    let timestamp_delta = short_varint(body, &mut at)?;
-    let offset_delta = i32::try_from(short_varint(body, &mut at)?).ok()?;
+    let timestamp_delta = get_short_varint(body, &mut at)?;
+    let offset_delta = i32::try_from(get_short_varint(body, &mut at)?).ok()?;
     let key = short_bytes(body, &mut at)?;
     let value = short_bytes(body, &mut at)?;
-    let headers = short_varint(body, &mut at)?;
+    let headers = get_short_varint(body, &mut at)?;
     if headers != 0 || at != body.len() {
         return None;
     }
@@ -214,33 +214,11 @@ fn plain_record(buf: &[u8]) -> Option<(RawRecord<'_>, usize)> {
     Some((record, pos + body.len()))
 }
 
-/// A zigzag varint of at most three bytes at `*pos` (a length or delta below 2^20), advancing
-/// it; `None` for a longer one or one cut short.
-#[inline(always)]
-fn short_varint(buf: &[u8], pos: &mut usize) -> Option<i64> {
-    let unzigzag = |z: u64| ((z >> 1) as i64) ^ -((z & 1) as i64);
-    let b0 = *buf.get(*pos)? as u64;
-    if b0 < 0x80 {
-        *pos += 1;
-        return Some(unzigzag(b0));
-    }
-    let b1 = *buf.get(*pos + 1)? as u64;
-    if b1 < 0x80 {
-        *pos += 2;
-        return Some(unzigzag((b0 & 0x7f) | b1 << 7));
-    }
-    let b2 = *buf.get(*pos + 2)? as u64;
-    if b2 < 0x80 {
-        *pos += 3;
-        return Some(unzigzag((b0 & 0x7f) | (b1 & 0x7f) << 7 | b2 << 14));
-    }
-    None
-}
-
-/// A key or value (length -1: null) whose length is a short varint; `None` for any other.
+/// A key or value (length -1: null) whose length is a short varint (`get_short_varint`);
+/// `None` for any other.
 #[inline(always)]
 fn short_bytes<'a>(buf: &'a [u8], pos: &mut usize) -> Option<Option<&'a [u8]>> {
-    let len = short_varint(buf, pos)?;
+    let len = get_short_varint(buf, pos)?;
     if len == -1 {
         return Some(None);
     }

@@ -74,6 +74,29 @@ fn get_varlong_long(buf: &[u8], pos: &mut usize) -> Result<i64, RecordError> {
     Ok(unzigzag(z))
 }
 
+/// A zigzag varint of at most three bytes at `*pos` (a value of 20 bits or less), advancing
+/// it; `None` for a longer one or one cut short. No error is built: for hot paths that fall
+/// back to [`get_varlong`] or [`get_varint`] (the record reader's fast path).
+#[inline(always)]
+pub fn get_short_varint(buf: &[u8], pos: &mut usize) -> Option<i64> {
+    let b0 = *buf.get(*pos)? as u64;
+    if b0 < 0x80 {
+        *pos += 1;
+        return Some(unzigzag(b0));
+    }
+    let b1 = *buf.get(*pos + 1)? as u64;
+    if b1 < 0x80 {
+        *pos += 2;
+        return Some(unzigzag((b0 & 0x7f) | b1 << 7));
+    }
+    let b2 = *buf.get(*pos + 2)? as u64;
+    if b2 < 0x80 {
+        *pos += 3;
+        return Some(unzigzag((b0 & 0x7f) | (b1 & 0x7f) << 7 | b2 << 14));
+    }
+    None
+}
+
 /// Reads a zigzag varint that must fit in an `i32`.
 #[inline]
 pub fn get_varint(buf: &[u8], pos: &mut usize) -> Result<i32, RecordError> {
