@@ -64,13 +64,7 @@ impl GroupStore {
             let Some(id) = entry.file_name().to_str().and_then(decode_name) else {
                 continue;
             };
-            let dir = GroupDir::at(&self.root, &id);
-            if !dir.read_offsets()?.is_empty()
-                || dir
-                    .scan(None, false)?
-                    .iter()
-                    .any(|p| p.liveness == Liveness::Live)
-            {
+            if self.is_consumer_group(&id)? {
                 groups.push(id);
             }
         }

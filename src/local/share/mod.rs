@@ -125,17 +125,27 @@ impl ShareGroupDir {
     /// Creates the group's directories if they are missing (and the log dir's format marker,
     /// if the log dir is new), durably.
     fn create(&self) -> Result<()> {
-        let members = self.members_dir();
-        if members.is_dir() {
+        self.create_dir(&self.members_dir())
+    }
+
+    /// Creates `dir` (the group's directory or one in it) if it is missing, with the log dir's
+    /// format marker if the log dir is new, durably: each new entry's parent is synced, up to
+    /// the log dir (`groups/` itself may be new).
+    fn create_dir(&self, dir: &Path) -> Result<()> {
+        if dir.is_dir() {
             return Ok(());
         }
-        if let Some(log_dir) = self.group_dir.ancestors().nth(2) {
+        let log_dir = self.group_dir.ancestors().nth(2);
+        if let Some(log_dir) = log_dir {
             LogDir::initialize(log_dir)?;
         }
-        fs::create_dir_all(&members)
-            .map_err(|e| LocalError::io(format!("cannot create {}", members.display()), e))?;
-        for dir in members.ancestors().skip(1).take(3) {
-            sync_dir(dir)?;
+        fs::create_dir_all(dir)
+            .map_err(|e| LocalError::io(format!("cannot create {}", dir.display()), e))?;
+        for parent in dir.ancestors().skip(1) {
+            sync_dir(parent)?;
+            if Some(parent) == log_dir {
+                break;
+            }
         }
         Ok(())
     }
@@ -143,17 +153,7 @@ impl ShareGroupDir {
     /// Takes the lock of the group id's configs, which any kind of group (or none yet) may
     /// have: beside them, outside the share directory.
     fn configs_lock(&self) -> Result<FileLock> {
-        if !self.group_dir.is_dir() {
-            if let Some(log_dir) = self.group_dir.ancestors().nth(2) {
-                LogDir::initialize(log_dir)?;
-            }
-            fs::create_dir_all(&self.group_dir).map_err(|e| {
-                LocalError::io(format!("cannot create {}", self.group_dir.display()), e)
-            })?;
-            for dir in self.group_dir.ancestors().skip(1).take(2) {
-                sync_dir(dir)?;
-            }
-        }
+        self.create_dir(&self.group_dir)?;
         FileLock::acquire(&self.group_dir.join(CONFIGS_LOCK_FILE), LockMode::Exclusive)
     }
 
