@@ -65,6 +65,11 @@ fn from_earliest(k: &Kafkit, group: &str, more: &[&str]) {
         config.push(',');
         config.push_str(c);
     }
+    alter_group(k, group, &config);
+}
+
+/// Sets the group configs of `config` (`name=value,...`) with `kafka-configs`.
+fn alter_group(k: &Kafkit, group: &str, config: &str) {
     let out = k.ok(
         "kafka-configs",
         &[
@@ -74,7 +79,7 @@ fn from_earliest(k: &Kafkit, group: &str, more: &[&str]) {
             group,
             "--alter",
             "--add-config",
-            &config,
+            config,
         ],
         None,
     );
@@ -952,19 +957,7 @@ fn consumer_groups_and_share_groups_keep_apart() {
     assert_eq!(k.ok(GROUPS_TOOL, &["--list"], None), "work\n");
     // A group config does not make a group of either kind (Kafka keeps configs apart).
     for group in ["audit", "fresh"] {
-        k.ok(
-            "kafka-configs",
-            &[
-                "--entity-type",
-                "groups",
-                "--entity-name",
-                group,
-                "--alter",
-                "--add-config",
-                "share.record.lock.duration.ms=60000",
-            ],
-            None,
-        );
+        alter_group(&k, group, "share.record.lock.duration.ms=60000");
     }
     k.produce("t", &[], b"c\n");
     let more = k.ok(
