@@ -16,6 +16,8 @@
 #                                    however it exits)
 #   kafka-broker.sh tool CLASS ARGS  run a Java tool (e.g. org.apache.kafka.tools.TopicCommand)
 #                                    from the same jars: the oracle for output
+#   kafka-broker.sh toolserver       one JVM that runs short tools on request (ToolServer.java,
+#                                    compiled here once): print its port, exit when stdin ends
 #
 # Secured listeners: besides PLAINTEXT the broker has SSL (client certificate required),
 # SASL_SSL and SASL_PLAINTEXT listeners, with SASL mechanisms PLAIN, SCRAM-SHA-256 and
@@ -570,8 +572,29 @@ tool)
     exec "$JAVA" "${TOOL_JVM[@]}" "${SHARE[@]}" -cp "$LIBS/*" \
         -Dlog4j2.configurationFile="$KAFKA_HOME/config/tools-log4j2.properties" "$cls" "$@"
     ;;
+toolserver)
+    check_java
+    resolve_libs
+    # Compiled once per version of its source, into a directory named by its checksum; a
+    # half-written one is never used (compiled aside, then renamed into place).
+    src=$REPO/tests/broker/ToolServer.java
+    classes=$KAFKA_HOME/toolserver/$(cksum <"$src" | cut -d' ' -f1)
+    if [[ ! -f $classes/ToolServer.class ]]; then
+        command -v javac >/dev/null 2>&1 || missing "javac not found (the tool server is compiled from source: a JDK is needed)"
+        mkdir -p "$KAFKA_HOME/toolserver"
+        tmp=$(mktemp -d "$KAFKA_HOME/toolserver/build.XXXXXX")
+        javac -nowarn -d "$tmp" -cp "$LIBS/*" "$src" >&2 || die "ToolServer.java does not compile (above)"
+        mv -T "$tmp" "$classes" 2>/dev/null || rm -rf "$tmp"
+    fi
+    # A few hundred tool runs in one JVM: more heap than one tool needs, and UTF-8 output
+    # whatever the caller's locale.
+    exec "$JAVA" -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true \
+        -Dfile.encoding=UTF-8 -Dsun.stdout.encoding=UTF-8 -Dsun.stderr.encoding=UTF-8 \
+        -cp "$LIBS/*:$classes" \
+        -Dlog4j2.configurationFile="$KAFKA_HOME/config/tools-log4j2.properties" ToolServer
+    ;;
 *)
-    sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

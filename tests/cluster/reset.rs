@@ -77,17 +77,18 @@ pub fn reset_and_describe_ride_out_a_coordinator_that_moves() {
             ],
         );
     }
-    // The view before, ours and Java's. It also gives the followers of __consumer_offsets time
-    // to learn its high watermark past the commits above (up to replica.fetch.wait.max.ms, 500
-    // ms): a coordinator elected on one of them serves reads at that mark, so a kill right
-    // after the commits could leave the new coordinator without the group for a moment, for
-    // Java's tool as for ours.
+    // The view before, ours and Java's.
     let before = c.same_as_java(
         G,
         GROUP_COMMAND,
         &["--describe", "--group", &described],
         str::to_string,
     );
+    // The followers of __consumer_offsets learn its high watermark past the commits above
+    // within two of their fetches, each held up to replica.fetch.wait.max.ms (500 ms). A
+    // coordinator elected on one of them serves reads at that mark, so a kill before then could
+    // leave the new coordinator without the group for a moment, for Java's tool as for ours.
+    std::thread::sleep(std::time::Duration::from_millis(2000));
     let from = c.coordinator(&reset);
     c.kill(from);
     // Both at once, the moment the node is gone: they wait for the group to move.

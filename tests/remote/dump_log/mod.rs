@@ -10,7 +10,7 @@ mod embedded;
 mod invocations;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use crate::common::broker::{self, DUMP_LOG_SEGMENTS};
 use crate::common::text;
@@ -22,14 +22,7 @@ fn available() -> bool {
 
 /// Kafka's tool. Its stdout is UTF-8 whatever the test's locale (the JVM encodes stdout by it).
 fn java(args: &[&str]) -> Output {
-    Command::new("bash")
-        .arg(broker::script())
-        .args(["tool", DUMP_LOG_SEGMENTS])
-        .args(args)
-        .env("LC_ALL", "C.UTF-8")
-        .stdin(Stdio::null())
-        .output()
-        .expect("the broker script runs")
+    broker::java_tool(DUMP_LOG_SEGMENTS, args)
 }
 
 /// Our tool.
