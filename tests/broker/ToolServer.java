@@ -33,8 +33,8 @@ import java.nio.charset.StandardCharsets;
 import org.apache.kafka.common.utils.Exit;
 
 public final class ToolServer {
-    /** The largest request accepted: a tool's arguments, never near this. */
-    private static final int MAX_REQUEST = 1 << 20;
+    /** The most words (class and arguments) a request may have, and bytes a word may have. */
+    private static final int MAX_WORDS_OR_BYTES = 1 << 20;
 
     /** Thrown in place of the JVM's exit, to unwind the tool's main method. */
     private static final class ToolExit extends Error {
@@ -115,9 +115,10 @@ public final class ToolServer {
     public static void main(String[] args) throws IOException {
         InputStream stdin = System.in;
         PrintStream stdout = System.out;
+        PrintStream stderr = System.err;
         System.setIn(new ByteArrayInputStream(new byte[0]));
         System.setOut(new PrintStream(new Routed(false, stdout), true, StandardCharsets.UTF_8));
-        System.setErr(new PrintStream(new Routed(true, System.err), true, StandardCharsets.UTF_8));
+        System.setErr(new PrintStream(new Routed(true, stderr), true, StandardCharsets.UTF_8));
         Exit.setExitProcedure((code, message) -> exit(code));
         Exit.setHaltProcedure((code, message) -> exit(code));
 
@@ -139,10 +140,27 @@ public final class ToolServer {
         watchdog.start();
 
         while (true) {
-            Socket socket = server.accept();
+            Socket socket;
+            try {
+                socket = server.accept();
+            } catch (IOException e) {
+                // Out of file descriptors, say: the calls under way may free some. Ending here
+                // would leave every later call with a refused connection and no cause.
+                stderr.println("ToolServer: accept failed: " + e);
+                sleepQuietly(100);
+                continue;
+            }
             Thread worker = new Thread(() -> serve(socket), "tool-call");
             worker.setDaemon(true);
             worker.start();
+        }
+    }
+
+    private static void sleepQuietly(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -163,13 +181,13 @@ public final class ToolServer {
         try (socket) {
             DataInputStream in = new DataInputStream(socket.getInputStream());
             int count = in.readInt();
-            if (count < 1 || count > MAX_REQUEST) {
+            if (count < 1 || count > MAX_WORDS_OR_BYTES) {
                 return;
             }
             String[] words = new String[count];
             for (int i = 0; i < count; i++) {
                 int length = in.readInt();
-                if (length < 0 || length > MAX_REQUEST) {
+                if (length < 0 || length > MAX_WORDS_OR_BYTES) {
                     return;
                 }
                 words[i] = new String(in.readNBytes(length), StandardCharsets.UTF_8);
@@ -179,10 +197,12 @@ public final class ToolServer {
 
             Call call = new Call();
             CURRENT.set(call);
-            int code = run(call, words[0], toolArgs);
-            System.out.flush();
-            System.err.flush();
-            CURRENT.remove();
+            int code;
+            try {
+                code = run(call, words[0], toolArgs);
+            } finally {
+                CURRENT.remove();
+            }
 
             DataOutputStream out = new DataOutputStream(socket.getOutputStream());
             out.writeInt(code);
@@ -204,31 +224,44 @@ public final class ToolServer {
 
     /** Runs `cls`'s main method as a JVM would: its exit code. */
     private static int run(Call call, String cls, String[] args) {
+        Method main;
+        try {
+            main = Class.forName(cls).getMethod("main", String[].class);
+        } catch (ReflectiveOperationException | LinkageError e) {
+            // A missing class, or one whose static initialiser failed: the JVM's words.
+            System.err.println("Error: Could not find or load main class " + cls);
+            System.err.println("Caused by: " + e);
+            return exited(call, 1);
+        }
         int code;
         try {
-            Method main = Class.forName(cls).getMethod("main", String[].class);
             main.invoke(null, (Object) args);
             code = 0;
+        } catch (IllegalAccessException e) {
+            System.err.println("Error: Main method not found in class " + cls);
+            code = 1;
         } catch (InvocationTargetException e) {
             Throwable cause = e.getCause();
             if (cause instanceof ToolExit) {
                 code = ((ToolExit) cause).code;
             } else {
-                // What the JVM's default handler prints for an exception out of main.
+                // What the JVM's default handler prints for an exception out of main (its stack
+                // trace has this server's frames below main's too).
                 System.err.print("Exception in thread \"main\" ");
                 cause.printStackTrace();
                 code = 1;
             }
-        } catch (ReflectiveOperationException e) {
-            System.err.println("Error: Could not find or load main class " + cls);
-            code = 1;
         }
+        return exited(call, code);
+    }
+
+    /** Ends `call` with `code`, unless it has exited already: its exit code. */
+    private static int exited(Call call, int code) {
         synchronized (call) {
-            if (call.exitCode != null) {
-                return call.exitCode;
+            if (call.exitCode == null) {
+                call.exitCode = code;
             }
-            call.exitCode = code;
+            return call.exitCode;
         }
-        return code;
     }
 }

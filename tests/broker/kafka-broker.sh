@@ -583,13 +583,19 @@ toolserver)
         command -v javac >/dev/null 2>&1 || missing "javac not found (the tool server is compiled from source: a JDK is needed)"
         mkdir -p "$KAFKA_HOME/toolserver"
         tmp=$(mktemp -d "$KAFKA_HOME/toolserver/build.XXXXXX")
-        javac -nowarn -d "$tmp" -cp "$LIBS/*" "$src" >&2 || die "ToolServer.java does not compile (above)"
+        # --release 17: loadable by any JVM check_java accepts, whichever JDK's javac this is.
+        javac -nowarn --release 17 -d "$tmp" -cp "$LIBS/*" "$src" >&2 ||
+            { rm -rf "$tmp"; die "ToolServer.java does not compile (above)"; }
         mv -T "$tmp" "$classes" 2>/dev/null || rm -rf "$tmp"
     fi
     # A few hundred tool runs in one JVM: more heap than one tool needs, and UTF-8 output
-    # whatever the caller's locale.
+    # whatever the caller's locale. Without direct encoders log4j writes a line and flushes it
+    # in one step on the logging thread, so the line goes to that thread's call's stderr
+    # (with them, it fills a buffer shared by all threads, which another call's thread may
+    # flush into its own stderr).
     exec "$JAVA" -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true \
         -Dfile.encoding=UTF-8 -Dsun.stdout.encoding=UTF-8 -Dsun.stderr.encoding=UTF-8 \
+        -Dlog4j2.enableDirectEncoders=false \
         -cp "$LIBS/*:$classes" \
         -Dlog4j2.configurationFile="$KAFKA_HOME/config/tools-log4j2.properties" ToolServer
     ;;

@@ -37,6 +37,9 @@ pub const CONSOLE_CONSUMER: &str = "org.apache.kafka.tools.consumer.ConsoleConsu
 pub const GROUP_COMMAND: &str = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand";
 pub const DUMP_LOG_SEGMENTS: &str = "org.apache.kafka.tools.DumpLogSegments";
 
+/// The scripts' exit status when Java 17+, a JDK or Maven is missing.
+const MISSING_PREREQUISITE: i32 = 3;
+
 /// The shared broker, or why there is none.
 static BROKER: OnceLock<Result<Watchdog, String>> = OnceLock::new();
 
@@ -158,7 +161,7 @@ pub fn start_watchdog(script: &Path) -> Result<Watchdog, String> {
         let status = child.wait().map(|s| s.code());
         let errors = errors.join().unwrap_or_default();
         let why = match status {
-            Ok(Some(3)) => "Java 17+ or Maven is missing",
+            Ok(Some(MISSING_PREREQUISITE)) => "Java 17+ or Maven is missing",
             _ => "the broker did not start",
         };
         return Err(format!(
@@ -269,8 +272,10 @@ const SERVED_TOOLS: &[&str] = &[
 /// the same stdout, stderr and exit code (its output is UTF-8 whatever the locale); the others
 /// in a JVM of their own.
 pub fn java_tool(class: &str, args: &[&str]) -> Output {
-    if SERVED_TOOLS.contains(&class) {
-        return tool_server().run(class, args);
+    if SERVED_TOOLS.contains(&class)
+        && let Some(server) = tool_server()
+    {
+        return server.run(class, args);
     }
     Command::new("bash")
         .arg(script())
@@ -282,18 +287,19 @@ pub fn java_tool(class: &str, args: &[&str]) -> Output {
         .expect("the broker script runs")
 }
 
-/// This process's tool server, started by the first tool run that needs it.
-static TOOL_SERVER: OnceLock<Result<ToolServer, String>> = OnceLock::new();
+/// This process's tool server, started by the first tool run that needs it; `None` where it
+/// cannot be compiled (a Java runtime without a JDK): the tools then run in JVMs of their own.
+static TOOL_SERVER: OnceLock<Result<Option<ToolServer>, String>> = OnceLock::new();
 
 /// One JVM that runs Java tools on request (`kafka-broker.sh toolserver`). It exits when this
 /// process does (its stdin, held here, reaches end of file), as the broker's watchdog does.
 struct ToolServer {
     port: u16,
     _stdin: Mutex<ChildStdin>,
-    _child: Mutex<Child>,
+    child: Mutex<Child>,
 }
 
-fn tool_server() -> &'static ToolServer {
+fn tool_server() -> Option<&'static ToolServer> {
     let started = TOOL_SERVER.get_or_init(|| {
         let mut child = Command::new("bash")
             .arg(script())
@@ -308,18 +314,29 @@ fn tool_server() -> &'static ToolServer {
         BufReader::new(child.stdout.take().expect("piped stdout"))
             .read_line(&mut line)
             .map_err(|e| format!("kafka-broker.sh toolserver: {e}"))?;
-        let port = line.trim().parse().map_err(|_| {
-            format!(
-                "kafka-broker.sh toolserver printed {line:?}, not its port (its error is above)"
-            )
-        })?;
-        Ok(ToolServer {
+        let Ok(port) = line.trim().parse() else {
+            // No port: the script or the JVM has ended (its error is above).
+            let status = child.wait().map_err(|e| e.to_string())?;
+            if status.code() == Some(MISSING_PREREQUISITE) {
+                eprintln!(
+                    "NOTE: no tool server (a JDK's javac is needed to compile it): each Java tool runs in a JVM of its own, which is slower"
+                );
+                return Ok(None);
+            }
+            return Err(format!(
+                "kafka-broker.sh toolserver printed {line:?}, not its port, and ended ({status}); its error is above"
+            ));
+        };
+        Ok(Some(ToolServer {
             port,
             _stdin: Mutex::new(stdin),
-            _child: Mutex::new(child),
-        })
+            child: Mutex::new(child),
+        }))
     });
-    started.as_ref().unwrap_or_else(|e| panic!("{e}"))
+    match started {
+        Ok(server) => server.as_ref(),
+        Err(e) => panic!("{e}"),
+    }
 }
 
 impl ToolServer {
@@ -361,7 +378,19 @@ impl ToolServer {
                 stderr,
             })
         };
-        call().unwrap_or_else(|e| panic!("Java {class} {args:?} in the tool server: {e}"))
+        call().unwrap_or_else(|e| {
+            let state = match self
+                .child
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .try_wait()
+            {
+                Ok(Some(status)) => format!("the tool server has ended ({status})"),
+                Ok(None) => "the tool server runs".to_string(),
+                Err(e) => format!("the tool server's state is unknown ({e})"),
+            };
+            panic!("Java {class} {args:?} in the tool server: {e}; {state}")
+        })
     }
 }
 
@@ -571,7 +600,7 @@ impl OwnBroker {
             .tempdir()
             .expect("temp dir");
         let out = own_script(&["start", utf8(dir.path())], extra);
-        if out.status.code() == Some(3) && !required() {
+        if out.status.code() == Some(MISSING_PREREQUISITE) && !required() {
             let _ = writeln!(
                 std::io::stderr(),
                 "SKIPPED (no Java 17 + Maven for a broker): {}",

@@ -20,7 +20,7 @@ fn available() -> bool {
     broker::try_bootstrap().is_some()
 }
 
-/// Kafka's tool. Its stdout is UTF-8 whatever the test's locale (the JVM encodes stdout by it).
+/// Kafka's tool, in the tool server, whose stdout is UTF-8 whatever the test's locale.
 fn java(args: &[&str]) -> Output {
     broker::java_tool(DUMP_LOG_SEGMENTS, args)
 }
