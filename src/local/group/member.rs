@@ -89,6 +89,11 @@ impl Member {
                 "Heartbeat must be set lower than the session timeout".to_string(),
             ));
         }
+        dir.create()?;
+        let host = hostname();
+        let _lock = dir.lock(LockMode::Exclusive)?;
+        // Under the group lock, under which a share group is first made too: a first consumer
+        // and a first share member never both get in.
         if crate::local::share::is_share_group(&dir.dir) {
             // Kafka keeps the kinds of group apart; its coordinator answers a classic member
             // of a share group so.
@@ -97,9 +102,6 @@ impl Member {
                 "The group member's supported protocols are incompatible with those of existing members or first group member tried to join with empty protocol type or empty protocol list.",
             ));
         }
-        dir.create()?;
-        let host = hostname();
-        let _lock = dir.lock(LockMode::Exclusive)?;
         let live = dir.reap(None)?;
         // One group, one way in: networked and `--log-dir` consumers never share a group at
         // the same time, so they never read the same records (checked under the group lock).
@@ -588,6 +590,39 @@ mod tests {
             session_timeout: SESSION_NEVER_REACHED,
             heartbeat_interval: Duration::from_millis(40),
         }
+    }
+
+    /// A share group is first made under the group lock, under which a consumer joins (checks
+    /// for a share group, then registers): so a first consumer and a first share member racing
+    /// on a new group id never both get in. Here the lock is held as a joining consumer holds
+    /// it, and the share member waits for it.
+    #[test]
+    fn a_new_share_group_waits_for_a_consumer_joining_under_the_group_lock() {
+        let root = tempfile::tempdir().unwrap();
+        let groups = root.path().join(crate::local::group::store::GROUPS_DIR);
+        let dir = crate::local::group::store::GroupDir::at(&groups, "g");
+        dir.create().unwrap();
+        let joining = dir.lock(LockMode::Exclusive).unwrap();
+        std::thread::scope(|s| {
+            let share = s.spawn(|| {
+                crate::local::share::ShareMember::join(
+                    root.path(),
+                    "g",
+                    "share-member",
+                    ("c", "localhost"),
+                    &["t".to_string()],
+                )
+            });
+            std::thread::sleep(Duration::from_millis(300));
+            assert!(
+                !share.is_finished(),
+                "the share member went in past the group lock"
+            );
+            assert!(!crate::local::share::is_share_group(&dir.dir));
+            drop(joining);
+            assert!(share.join().unwrap().is_ok(), "no consumer registered");
+        });
+        assert!(crate::local::share::is_share_group(&dir.dir));
     }
 
     /// A session timeout short enough to wait out: for the tests of eviction itself.

@@ -32,7 +32,7 @@ use kafka_protocol::ResponseError;
 use super::LogDir;
 use super::error::{LocalError, Result};
 use super::group::encode_name;
-use super::group::store::GROUPS_DIR;
+use super::group::store::{GROUPS_DIR, GroupDir};
 use super::lock::{FileLock, LockMode};
 use super::logdir::sync_dir;
 use super::txn::read_state_file;
@@ -123,8 +123,17 @@ impl ShareGroupDir {
     }
 
     /// Creates the group's directories if they are missing (and the log dir's format marker,
-    /// if the log dir is new), durably.
+    /// if the log dir is new), durably, unless a consumer group has the id. That is checked and
+    /// the directories made under the consumer group's lock, under which a consumer joins: so
+    /// a first share member and a first consumer never both get in.
     fn create(&self) -> Result<()> {
+        if self.members_dir().is_dir() {
+            return Ok(());
+        }
+        self.create_dir(&self.group_dir)?;
+        let groups = self.group_dir.parent().unwrap_or(&self.group_dir);
+        let _consumers_out = GroupDir::at(groups, &self.group).lock(LockMode::Exclusive)?;
+        self.refuse_consumer_group()?;
         self.create_dir(&self.members_dir())
     }
 
