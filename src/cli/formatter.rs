@@ -57,7 +57,10 @@ impl Deserializer {
             }
         };
         match self {
-            Deserializer::String | Deserializer::ByteArray => out.extend_from_slice(data),
+            // Java decodes the bytes as UTF-8, each malformed sequence becoming U+FFFD (no copy
+            // when they are valid).
+            Deserializer::String => out.extend_from_slice(String::from_utf8_lossy(data).as_bytes()),
+            Deserializer::ByteArray => out.extend_from_slice(data),
             Deserializer::Long => {
                 fixed(8, "LongDeserializer")?;
                 write!(out, "{}", i64::from_be_bytes(data.try_into().expect("8"))).ok();
@@ -206,7 +209,7 @@ impl Formatter {
                 || formatter.print_key)
             && matches!(
                 formatter.value_deserializer,
-                None | Some(Deserializer::String | Deserializer::ByteArray)
+                None | Some(Deserializer::ByteArray)
             );
         Ok(formatter)
     }
@@ -411,5 +414,20 @@ mod tests {
             "a\\x00\n"
         );
         assert!(Deserializer::from_class("com.example.Foo").is_err());
+        // A StringDeserializer decodes UTF-8 as Java does: malformed bytes become U+FFFD, on
+        // the value-only path too; without one the bytes pass as they are.
+        let string = [(
+            "value.deserializer",
+            "org.apache.kafka.common.serialization.StringDeserializer",
+        )];
+        assert_eq!(
+            fmt(&string, &record(None, Some(b"a\xffb"))).unwrap(),
+            "a\u{fffd}b\n"
+        );
+        let with_key = [string[0], ("print.key", "true")];
+        assert_eq!(
+            fmt(&with_key, &record(Some(b"k"), Some(b"\xff"))).unwrap(),
+            "k\t\u{fffd}\n"
+        );
     }
 }

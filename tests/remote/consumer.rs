@@ -278,6 +278,23 @@ fn missing_topic_waits_then_times_out() {
     assert_eq!(text(&out.stdout), "");
 }
 
+/// A name no topic can have ends the consumer at once, as Kafka's consumer ends on
+/// InvalidTopicException (the cluster's answer for it is no reason to wait).
+#[test]
+fn an_invalid_topic_name_fails_at_once() {
+    let Some(_) = broker::try_bootstrap() else {
+        return;
+    };
+    let out = ours(&["--topic", "bad topic", "--from-beginning"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        "Topic name is invalid: 'bad topic' contains one or more characters other than ASCII \
+         alphanumerics, '.', '_' and '-'\nProcessed a total of 0 messages\n"
+    );
+    assert_eq!(text(&out.stdout), "");
+}
+
 #[test]
 fn read_committed_skips_aborted_transactions() {
     let Some(bootstrap) = broker::try_bootstrap() else {

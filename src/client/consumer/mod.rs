@@ -480,6 +480,13 @@ impl Consumer {
         if !seen.is_empty() {
             existing = self.backend.topics(Some(&seen), false)?;
         }
+        // A name no topic can have is refused at once, as Kafka's consumer refuses it (a
+        // cluster answers it with INVALID_TOPIC_EXCEPTION, which is no reason to wait).
+        for name in &new {
+            crate::kafka::topic_name::validate(name).map_err(|e| {
+                ClientError::kafka(kafka_protocol::ResponseError::InvalidTopicException, e)
+            })?;
+        }
         if !new.is_empty() {
             let auto_create = self.config.allow_auto_create_topics;
             if auto_create
