@@ -540,9 +540,9 @@ pub(crate) fn validate_bootstrap(servers: &str) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Where the common connection arguments point: `--bootstrap-server`, else `bootstrap.servers`
-/// of the command config, else the profile's cluster (unless `--log-dir` is given), else the
-/// embedded log. The client properties (`request.timeout.ms`, `client.id`, ...) of the profile
+/// Where the common connection arguments point: `--bootstrap-server`, else `--log-dir` (the
+/// two together are refused), else `bootstrap.servers` of the command config, else the
+/// profile's cluster, else the embedded log. The client properties (`request.timeout.ms`, `client.id`, ...) of the profile
 /// and the command config configure the connection to a cluster.
 pub fn connect_options(
     m: &clap::ArgMatches,
@@ -552,17 +552,24 @@ pub fn connect_options(
     let profile =
         profile::selected(m.get_one::<String>("profile").map(String::as_str))?.unwrap_or_default();
     let log_dir = m.get_one::<std::path::PathBuf>("log-dir");
-    let servers = m
-        .get_one::<String>("bootstrap-server")
-        .cloned()
-        .or_else(|| command_config.and_then(|c| c.get("bootstrap.servers").cloned()))
-        .or_else(|| {
-            // A --log-dir flag outranks a profile's cluster.
-            log_dir
-                .is_none()
-                .then(|| profile.bootstrap_servers.clone())
-                .flatten()
-        });
+    let flag_servers = m.get_one::<String>("bootstrap-server");
+    if log_dir.is_some() && flag_servers.is_some() {
+        // Two places to read and write: taking either silently would surprise.
+        return usage(
+            "--log-dir and --bootstrap-server cannot be used together: --log-dir works on the embedded log, --bootstrap-server on a Kafka cluster; give one",
+        );
+    }
+    // A --log-dir flag outranks a cluster named by the command config or the profile.
+    let servers = flag_servers.cloned().or_else(|| {
+        log_dir
+            .is_none()
+            .then(|| {
+                command_config
+                    .and_then(|c| c.get("bootstrap.servers").cloned())
+                    .or_else(|| profile.bootstrap_servers.clone())
+            })
+            .flatten()
+    });
     let mut properties = profile.properties.clone();
     properties.extend(command_config.cloned().unwrap_or_default());
     Ok(crate::client::ConnectOptions {

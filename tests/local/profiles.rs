@@ -62,3 +62,51 @@ fn profiles_pick_a_log_dir_or_a_cluster_and_flags_win() {
         "{err}"
     );
 }
+
+/// `--log-dir` and `--bootstrap-server` together are refused (either taken silently would
+/// surprise), and nothing is written; a `--log-dir` outranks a command config's cluster.
+#[test]
+fn a_log_dir_and_a_bootstrap_server_together_are_refused() {
+    let k = Kafkit::new();
+    let log_dir = k.log_dir().to_str().unwrap().to_string();
+    for (tool, args) in [
+        ("kafka-topics", vec!["--create", "--topic", "t"]),
+        ("kafka-console-producer", vec!["--topic", "t"]),
+        ("kafka-console-consumer", vec!["--topic", "t"]),
+        ("kafka-consumer-groups", vec!["--list"]),
+    ] {
+        let out = k
+            .cmd(tool)
+            .args(&args)
+            .args(["--log-dir", &log_dir, "--bootstrap-server", "127.0.0.1:1"])
+            .write_stdin("x\n")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{tool}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "--log-dir and --bootstrap-server cannot be used together: --log-dir works on the embedded log, --bootstrap-server on a Kafka cluster; give one (see {tool} --help)\n"
+            )
+        );
+        assert!(
+            std::fs::read_dir(k.log_dir()).unwrap().next().is_none(),
+            "{tool} wrote nothing"
+        );
+    }
+    let config = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(config.path(), "bootstrap.servers=127.0.0.1:1\n").unwrap();
+    let out = k
+        .cmd("kafka-topics")
+        .args(["--create", "--topic", "t", "--log-dir", &log_dir])
+        .arg("--command-config")
+        .arg(config.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(k.log_dir().join("t-0").exists());
+}
