@@ -16,6 +16,7 @@ pub const LOG_OVERHEAD: usize = 12;
 const MIN_LENGTH_FIELD: i32 = 14;
 const CRC_OFFSET: usize = 17;
 const ATTRIBUTES_OFFSET: usize = 21;
+const MAX_TIMESTAMP_OFFSET: usize = 35;
 const MAGIC: i8 = 2;
 /// Upper bound for a decompressed records section: a few KB of a hostile batch must not make
 /// a reader allocate gigabytes.
@@ -106,7 +107,7 @@ impl BatchHeader {
             attributes: be_i16(buf, ATTRIBUTES_OFFSET),
             last_offset_delta: be_i32(buf, 23),
             base_timestamp: be_i64(buf, 27),
-            max_timestamp: be_i64(buf, 35),
+            max_timestamp: be_i64(buf, MAX_TIMESTAMP_OFFSET),
             producer_id: be_i64(buf, 43),
             producer_epoch: be_i16(buf, 51),
             base_sequence: be_i32(buf, 53),
@@ -186,6 +187,20 @@ pub fn set_base_offset(batch: &mut [u8], base_offset: i64) {
 /// Writes a batch's partition leader epoch (not covered by the CRC).
 pub fn set_partition_leader_epoch(batch: &mut [u8], epoch: i32) {
     batch[12..16].copy_from_slice(&epoch.to_be_bytes());
+}
+
+/// Stamps a batch with the broker's append time, as Kafka does on a topic whose
+/// `message.timestamp.type` is `LogAppendTime`: the timestamp-type attribute set and `now` as
+/// the max timestamp, which readers then give every record; the records themselves are left as
+/// they are. The CRC is computed again (both fields are covered by it). `batch` holds exactly
+/// one whole batch.
+pub fn set_log_append_time(batch: &mut [u8], now: i64) {
+    let attributes = i16::from_be_bytes([batch[ATTRIBUTES_OFFSET], batch[ATTRIBUTES_OFFSET + 1]]);
+    batch[ATTRIBUTES_OFFSET..ATTRIBUTES_OFFSET + 2]
+        .copy_from_slice(&(attributes | TIMESTAMP_TYPE_BIT).to_be_bytes());
+    batch[MAX_TIMESTAMP_OFFSET..MAX_TIMESTAMP_OFFSET + 8].copy_from_slice(&now.to_be_bytes());
+    let crc = crc32c::crc32c(&batch[ATTRIBUTES_OFFSET..]);
+    batch[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
 }
 
 /// Splits concatenated batches (a segment file or a fetch response) into whole batches.

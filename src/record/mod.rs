@@ -13,7 +13,7 @@ pub mod varint;
 pub use batch::{
     BATCH_OVERHEAD, BatchBuilder, BatchHeader, BatchIter, LOG_OVERHEAD, RecordRef, decode_batch,
     encode_batch, encode_marker, for_each_record, for_each_record_crc, next_sequence,
-    set_base_offset, set_partition_leader_epoch, verify_crc,
+    set_base_offset, set_log_append_time, set_partition_leader_epoch, verify_crc,
 };
 pub use compression::Compression;
 pub use reader::{RawHeaders, RawRecord, RecordReader, RecordSource};

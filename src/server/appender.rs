@@ -17,9 +17,29 @@ use crate::local::KeptTail;
 use crate::local::lock::LockMode;
 use crate::record::BatchHeader;
 
-/// A partition's answer to one produce: the base offset of its first batch, or an error code
-/// with a message.
-pub type Appended = Result<i64, (ResponseError, String)>;
+/// A partition's answer to one produce: where its batches went, or an error code with a
+/// message.
+pub type Appended = Result<Written, (ResponseError, String)>;
+
+/// Where a produce's batches went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Written {
+    /// The offset of the first.
+    pub base_offset: i64,
+    /// The time they were stamped with on a `LogAppendTime` topic, else -1 (a produce's
+    /// `log_append_time_ms`).
+    pub log_append_time: i64,
+}
+
+impl Written {
+    /// Batches already in the log (a retried produce): only their offset is answered.
+    fn earlier(base_offset: i64) -> Written {
+        Written {
+            base_offset,
+            log_append_time: -1,
+        }
+    }
+}
 
 /// Validated batches of one request for one partition, waiting to be written.
 #[derive(Debug)]
@@ -128,7 +148,7 @@ fn write_group(broker: &Broker, partition: &ServedPartition, group: Vec<Pending>
                 accepted.push(request);
             }
             Verdict::Duplicate(offset) => {
-                let _ = request.reply.send(Ok(offset));
+                let _ = request.reply.send(Ok(Written::earlier(offset)));
             }
             Verdict::Refuse(code, message) => {
                 let _ = request.reply.send(Err((code, message)));
@@ -139,14 +159,17 @@ fn write_group(broker: &Broker, partition: &ServedPartition, group: Vec<Pending>
         return;
     }
     match write(broker, partition, &mut writer.tail, &mut buffer) {
-        Ok(mut next) => {
+        Ok((mut next, log_append_time)) => {
             for request in accepted {
-                let base = next;
+                let base_offset = next;
                 for h in &request.headers {
                     writer.sequences.written(h, next);
                     next += h.records_count as i64;
                 }
-                let _ = request.reply.send(Ok(base));
+                let _ = request.reply.send(Ok(Written {
+                    base_offset,
+                    log_append_time,
+                }));
             }
             broker.notify_appended();
         }
@@ -201,13 +224,14 @@ fn check_request(sequences: &Sequences, staged: &mut Staged, headers: &[BatchHea
 }
 
 /// Appends the buffer under the shared log-dir lock (which keeps a topic deletion out), after
-/// checking that the topic is still the one the handle was made for. Returns the first offset.
+/// checking that the topic is still the one the handle was made for. Returns the first offset
+/// and the append time the batches were stamped with (-1: none).
 fn write(
     broker: &Broker,
     partition: &ServedPartition,
     tail: &mut KeptTail,
     buffer: &mut [u8],
-) -> Result<i64, (ResponseError, String)> {
+) -> Result<(i64, i64), (ResponseError, String)> {
     let failed = |e: crate::local::LocalError| {
         broker.log.error(&format!(
             "Append to {}-{} failed: {e}",
@@ -235,7 +259,7 @@ fn write(
             partition.topic, partition.partition
         ));
     }
-    Ok(result.base_offset)
+    Ok((result.base_offset, result.log_append_time.unwrap_or(-1)))
 }
 
 #[cfg(test)]
@@ -244,6 +268,11 @@ mod tests {
     use crate::record::{BatchBuilder, Compression};
     use crate::server::config::ServerConfig;
     use crate::server::log::{Level, Logger};
+
+    /// Written at `base_offset`, on a topic without LogAppendTime.
+    fn at(base_offset: i64) -> Appended {
+        Ok(Written::earlier(base_offset))
+    }
 
     fn batch(producer: i64, sequence: i32, values: &[&str]) -> (Vec<u8>, Vec<BatchHeader>) {
         let mut builder = BatchBuilder::new(Compression::None);
@@ -283,12 +312,12 @@ mod tests {
             let (first, h) = batch(5, 0, &["a", "b"]);
             assert_eq!(
                 append(&broker, &partition, first.clone(), h.clone()).await,
-                Ok(0)
+                at(0)
             );
             // The same batch again (a producer retrying after a lost answer).
-            assert_eq!(append(&broker, &partition, first, h).await, Ok(0));
+            assert_eq!(append(&broker, &partition, first, h).await, at(0));
             let (next, h) = batch(5, 2, &["c"]);
-            assert_eq!(append(&broker, &partition, next, h).await, Ok(2));
+            assert_eq!(append(&broker, &partition, next, h).await, at(2));
             // A gap in the sequence is refused and writes nothing.
             let (gap, h) = batch(5, 9, &["d"]);
             assert!(matches!(
@@ -323,19 +352,19 @@ mod tests {
         let meta = before.topic("t").unwrap().unwrap();
         let partition = before.partition(&meta, 0).unwrap();
         runtime.block_on(async {
-            assert_eq!(append(&before, &partition, first, h1).await, Ok(0));
+            assert_eq!(append(&before, &partition, first, h1).await, at(0));
             assert_eq!(
                 append(&before, &partition, second.clone(), h2.clone()).await,
-                Ok(2)
+                at(2)
             );
         });
         drop((before, partition));
         let after = new_broker();
         let partition = after.partition(&meta, 0).unwrap();
         runtime.block_on(async {
-            assert_eq!(append(&after, &partition, second, h2).await, Ok(2));
+            assert_eq!(append(&after, &partition, second, h2).await, at(2));
             let (third, h3) = batch(5, 3, &["d"]);
-            assert_eq!(append(&after, &partition, third, h3).await, Ok(3));
+            assert_eq!(append(&after, &partition, third, h3).await, at(3));
             let (gap, h) = batch(5, 9, &["e"]);
             assert!(matches!(
                 append(&after, &partition, gap, h).await,

@@ -225,6 +225,61 @@ fn headers_null_marker_and_binary_lines() {
     assert!(raw.ends_with(b"\n\xff\x00bin\n"), "{raw:?}");
 }
 
+/// On a topic with `message.timestamp.type=LogAppendTime` each batch is stamped with the time
+/// of its append, which every record then shows, as on Kafka; the producer's own record times
+/// stay in the records.
+#[test]
+fn log_append_time_topics_stamp_records_with_the_append_time() {
+    let k = Kafkit::new();
+    k.ok(
+        "kafka-topics",
+        &[
+            "--create",
+            "--topic",
+            "stamped",
+            "--config",
+            "message.timestamp.type=LogAppendTime",
+        ],
+        None,
+    );
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64
+    };
+    let before = now();
+    k.produce("stamped", &[], b"a\nb\n");
+    k.produce("stamped", &[], b"c\n");
+    let after = now();
+    let out = k.consume(
+        "stamped",
+        3,
+        &["--formatter-property", "print.timestamp=true"],
+    );
+    let stamps: Vec<i64> = out
+        .lines()
+        .map(|line| {
+            let (stamp, _) = line.split_once('\t').expect("a timestamp, a tab");
+            let time = stamp
+                .strip_prefix("LogAppendTime:")
+                .unwrap_or_else(|| panic!("{line}"));
+            time.parse().unwrap()
+        })
+        .collect();
+    assert_eq!(stamps.len(), 3, "{out}");
+    assert!(stamps.iter().all(|t| (before..=after).contains(t)), "{out}");
+    assert_eq!(stamps[0], stamps[1], "one batch, one append time: {out}");
+    // A CreateTime topic keeps the producer's times.
+    k.produce("created", &[], b"x\n");
+    let out = k.consume(
+        "created",
+        1,
+        &["--formatter-property", "print.timestamp=true"],
+    );
+    assert!(out.starts_with("CreateTime:"), "{out}");
+}
+
 #[test]
 fn reader_errors_stop_with_the_line_number() {
     let k = Kafkit::new();

@@ -25,7 +25,7 @@ use kafka_protocol::messages::{
     ProduceResponse, RequestHeader, ResponseHeader, TopicName,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
-use kafkit::record::{BatchBuilder, Compression};
+use kafkit::record::{BatchBuilder, BatchHeader, Compression, TimestampType, verify_crc};
 
 use crate::common::broker::{CONSOLE_CONSUMER, java_tool};
 use crate::common::server::Server;
@@ -174,6 +174,53 @@ fn numbered_frame(
     frame.put_i32(body.len() as i32);
     frame.extend_from_slice(&body);
     frame
+}
+
+/// On a LogAppendTime topic a produce is answered with the time its batch was stamped with,
+/// which a fetch then gives back in the batch (its timestamp type and max timestamp); on a
+/// CreateTime topic the answer's time is -1 and the batch is as sent.
+#[test]
+fn log_append_time_is_answered_and_stored() {
+    let k = Kafkit::new();
+    k.ok(
+        "kafka-topics",
+        &[
+            "--create",
+            "--topic",
+            "stamped",
+            "--config",
+            "message.timestamp.type=LogAppendTime",
+        ],
+        None,
+    );
+    k.ok("kafka-topics", &["--create", "--topic", "created"], None);
+    let server = Server::start(k.log_dir(), &[]);
+    let b = server.bootstrap.as_str();
+    let produced = |topic: &str| {
+        let request = produce_request(topic, one_record(), 1);
+        let mut answer = call(b, ApiKey::Produce, PRODUCE_VERSION, &request);
+        let response = ProduceResponse::decode(&mut answer, PRODUCE_VERSION).unwrap();
+        let partition = response.responses[0].partition_responses[0].clone();
+        assert_eq!(partition.error_code, 0, "{topic}");
+        partition.log_append_time_ms
+    };
+    let sent = BatchHeader::parse(&one_record()).unwrap();
+    let stamp = produced("stamped");
+    assert!(
+        stamp >= sent.max_timestamp,
+        "{stamp} against {}",
+        sent.max_timestamp
+    );
+    let stored = fetch(b, "stamped", 1 << 20, 1 << 20);
+    let header = BatchHeader::parse(&stored).unwrap();
+    assert_eq!(header.timestamp_type(), TimestampType::LogAppendTime);
+    assert_eq!(header.max_timestamp, stamp);
+    verify_crc(&stored).expect("the CRC was computed again");
+
+    assert_eq!(produced("created"), -1);
+    let stored = fetch(b, "created", 1 << 20, 1 << 20);
+    let header = BatchHeader::parse(&stored).unwrap();
+    assert_eq!(header.timestamp_type(), TimestampType::CreateTime);
 }
 
 #[test]

@@ -74,6 +74,8 @@ impl TopicMeta {
             retention_bytes: if deletes { get("retention.bytes") } else { -1 },
             index_interval_bytes: get("index.interval.bytes").max(0) as u64,
             segment_index_bytes: get("segment.index.bytes").max(8) as u64,
+            log_append_time: topic_config::effective(&self.configs, "message.timestamp.type")
+                == "LogAppendTime",
         }
     }
 

@@ -21,7 +21,9 @@ use crate::local::segment::{
     INDEX_SUFFIX, LOG_SUFFIX, MAX_BASE_OFFSET, TIMEINDEX_SUFFIX, remove_segment_files,
     segment_path, sync_dir,
 };
-use crate::record::{BatchHeader, set_base_offset, set_partition_leader_epoch, verify_crc};
+use crate::record::{
+    BatchHeader, set_base_offset, set_log_append_time, set_partition_leader_epoch, verify_crc,
+};
 
 /// The state to restore if an append fails part way.
 struct Undo {
@@ -94,10 +96,14 @@ impl PartitionLog {
 
         let mut next = first;
         let mut transactional = false;
+        let log_append_time = config.log_append_time.then(now_ms);
         for &(start, len) in spans {
             let batch = &mut batches[start..start + len];
             set_base_offset(batch, next);
             set_partition_leader_epoch(batch, 0);
+            if let Some(now) = log_append_time {
+                set_log_append_time(batch, now);
+            }
             let header = BatchHeader::parse(batch).ok();
             transactional |= header
                 .as_ref()
@@ -178,6 +184,7 @@ impl PartitionLog {
             base_offset: first,
             next_offset,
             retention_error,
+            log_append_time,
         })
     }
 

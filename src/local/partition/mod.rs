@@ -116,6 +116,9 @@ pub struct PartitionConfig {
     pub index_interval_bytes: u64,
     /// `segment.index.bytes`: bounds the entries per index; roll when an index is full.
     pub segment_index_bytes: u64,
+    /// `message.timestamp.type=LogAppendTime`: each appended batch gets the append time as its
+    /// timestamp (see [`crate::record::set_log_append_time`]).
+    pub log_append_time: bool,
 }
 
 impl Default for PartitionConfig {
@@ -127,6 +130,7 @@ impl Default for PartitionConfig {
             retention_bytes: -1,
             index_interval_bytes: 4096,
             segment_index_bytes: 10_485_760,
+            log_append_time: false,
         }
     }
 }
@@ -155,6 +159,9 @@ pub struct AppendResult {
     /// The append succeeded and is durable, but retention could not be applied afterwards
     /// (callers should warn, not fail, since the records were stored).
     pub retention_error: Option<LocalError>,
+    /// The time the batches were stamped with, on a `LogAppendTime` topic (a produce answers
+    /// it as `log_append_time_ms`).
+    pub log_append_time: Option<i64>,
 }
 
 /// One segment as seen by a [`Snapshot`].

@@ -127,7 +127,9 @@ fn partition_response(index: i32, appended: Appended) -> PartitionProduceRespons
         .with_index(index)
         .with_log_append_time_ms(-1);
     match appended {
-        Ok(base) => response.with_base_offset(base),
+        Ok(written) => response
+            .with_base_offset(written.base_offset)
+            .with_log_append_time_ms(written.log_append_time),
         Err((code, message)) => response
             .with_error_code(code.code())
             .with_base_offset(-1)
