@@ -95,6 +95,7 @@ fn default_of(key: &str) -> Option<String> {
         // The topic configs' defaults, whose cluster-wide property these are.
         "log.retention.bytes" => topic_default("retention.bytes"),
         "log.segment.bytes" => topic_default("segment.bytes"),
+        "log.message.timestamp.type" => topic_default("message.timestamp.type"),
         "group.consumer.heartbeat.interval.ms" => DEFAULT_CONSUMER_HEARTBEAT_MS.to_string(),
         "group.consumer.session.timeout.ms" => DEFAULT_CONSUMER_SESSION_MS.to_string(),
         "log.cleaner.enable" => "true".to_string(),
@@ -129,6 +130,7 @@ pub const READ_KEYS: &[&str] = &[
     "log.retention.hours",
     "log.retention.bytes",
     "log.segment.bytes",
+    "log.message.timestamp.type",
     "group.consumer.heartbeat.interval.ms",
     "group.consumer.session.timeout.ms",
     "log.cleaner.enable",
@@ -366,6 +368,11 @@ fn topic_defaults<'a>(
         let n = int(Some(v), "log.segment.bytes", 0, 1024 * 1024)?;
         out.insert("segment.bytes".to_string(), n.to_string());
     }
+    if let Some(v) = get("log.message.timestamp.type") {
+        topic_config::validate("message.timestamp.type", v)
+            .map_err(|e| e.replace("message.timestamp.type", "log.message.timestamp.type"))?;
+        out.insert("message.timestamp.type".to_string(), v.to_string());
+    }
     Ok(out)
 }
 
@@ -595,6 +602,18 @@ mod tests {
         assert_eq!(c.num_partitions, Some(3));
         assert_eq!(c.topic_defaults["retention.ms"], "604800000");
         assert_eq!(c.log_dir, Some(PathBuf::from("/tmp/kraft-combined-logs")));
+    }
+
+    #[test]
+    fn the_broker_timestamp_type_is_every_topics_default() {
+        let c = config(&[("log.message.timestamp.type", "LogAppendTime")]).unwrap();
+        assert_eq!(c.topic_defaults["message.timestamp.type"], "LogAppendTime");
+        assert_eq!(
+            config(&[("log.message.timestamp.type", "logappendtime")])
+                .err()
+                .unwrap(),
+            "Invalid value logappendtime for configuration log.message.timestamp.type: String must be one of: CreateTime, LogAppendTime"
+        );
     }
 
     #[test]

@@ -948,6 +948,22 @@ fn consumer_groups_and_share_groups_keep_apart() {
         err.contains("supported protocols are incompatible"),
         "{err}"
     );
+    // Committed offsets would make the share group a consumer group too.
+    let err = k.fails(
+        "kafka-consumer-groups",
+        &[
+            "--reset-offsets",
+            "--group",
+            "work",
+            "--topic",
+            "t",
+            "--to-earliest",
+            "--execute",
+        ],
+        None,
+        1,
+    );
+    assert!(err.contains("Group work is not a consumer group."), "{err}");
     assert_eq!(
         k.files(),
         before,

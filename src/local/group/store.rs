@@ -10,6 +10,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use kafka_protocol::ResponseError;
 use serde::{Deserialize, Serialize};
 
 use super::super::error::{IoContext, LocalError, Result};
@@ -135,6 +136,7 @@ impl GroupStore {
         let dir = self.group_dir(group)?;
         dir.create()?;
         let _lock = dir.lock(LockMode::Exclusive)?;
+        refuse_share_group(&dir)?;
         dir.require_inactive(&dir.reap(None)?)?;
         let mut committed = dir.read_offsets()?;
         let mut changed = false;
@@ -162,6 +164,7 @@ impl GroupStore {
         let dir = self.group_dir(group)?;
         dir.create()?;
         let _lock = dir.lock(LockMode::Exclusive)?;
+        refuse_share_group(&dir)?;
         let mut committed = dir.read_offsets()?;
         committed.extend(offsets.iter().map(|(k, v)| (k.clone(), *v)));
         dir.write_offsets(&committed)
@@ -338,6 +341,19 @@ pub(crate) struct Peer {
 }
 
 /// One group's directory and the file operations on it.
+/// Refuses to give committed offsets to a share group's id, which would make it a consumer
+/// group too (Kafka keeps the kinds apart), with its coordinator's answer. Called under the
+/// group lock, under which a share group is first made.
+fn refuse_share_group(dir: &GroupDir) -> Result<()> {
+    if crate::local::share::is_share_group(&dir.dir) {
+        return Err(LocalError::kafka(
+            ResponseError::GroupIdNotFound,
+            format!("Group {} is not a consumer group.", dir.group),
+        ));
+    }
+    Ok(())
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct GroupDir {
     pub group: String,
