@@ -542,8 +542,9 @@ pub(crate) fn validate_bootstrap(servers: &str) -> Result<(), CliError> {
 
 /// Where the common connection arguments point: `--bootstrap-server`, else `--log-dir` (the
 /// two together are refused), else `bootstrap.servers` of the command config, else the
-/// profile's cluster, else the embedded log. The client properties (`request.timeout.ms`, `client.id`, ...) of the profile
-/// and the command config configure the connection to a cluster.
+/// profile's cluster, else the embedded log. The client properties (`request.timeout.ms`,
+/// `client.id`, ...) of the profile and the command config configure the connection to a
+/// cluster.
 pub fn connect_options(
     m: &clap::ArgMatches,
     command_config: Option<&properties::Properties>,

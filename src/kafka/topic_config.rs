@@ -128,15 +128,28 @@ impl ConfigDef {
         self.parse(value).map(|_| ())
     }
 
+    /// Checks `value` given for the broker property that sets this config's cluster-wide
+    /// default (`log.message.timestamp.type` for `message.timestamp.type`): the same rules, and
+    /// the error names that property, as the broker's does.
+    pub fn validate_server_default(&self, value: &str) -> Result<(), String> {
+        let name = self.server_default_property.unwrap_or(self.name);
+        self.parse_as(name, value).map(|_| ())
+    }
+
     /// Parses and validates `value` as Kafka does (trimmed, then typed, then validated).
     fn parse(&self, value: &str) -> Result<Value, String> {
-        let parsed = parse_type(self.name, value, self.kind)?;
+        self.parse_as(self.name, value)
+    }
+
+    /// [`ConfigDef::parse`], with errors that name `name`.
+    fn parse_as(&self, name: &str, value: &str) -> Result<Value, String> {
+        let parsed = parse_type(name, value, self.kind)?;
         let parsed = match (parsed, self.validator) {
             // Kafka drops duplicate items before a `ValidList` sees them.
             (Value::List(items), Validator::ListOf(_)) => Value::List(dedup(items)),
             (parsed, _) => parsed,
         };
-        check(self.name, &parsed, self.validator)?;
+        check(name, &parsed, self.validator)?;
         Ok(parsed)
     }
 }

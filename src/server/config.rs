@@ -369,8 +369,9 @@ fn topic_defaults<'a>(
         out.insert("segment.bytes".to_string(), n.to_string());
     }
     if let Some(v) = get("log.message.timestamp.type") {
-        topic_config::validate("message.timestamp.type", v)
-            .map_err(|e| e.replace("message.timestamp.type", "log.message.timestamp.type"))?;
+        topic_config::find("message.timestamp.type")
+            .expect("a topic config")
+            .validate_server_default(v)?;
         out.insert("message.timestamp.type".to_string(), v.to_string());
     }
     Ok(out)

@@ -356,16 +356,9 @@ impl ToolServer {
                 request.extend_from_slice(word.as_bytes());
             }
             socket.write_all(&request)?;
-            let mut read_int = || -> std::io::Result<i32> {
-                let mut bytes = [0; 4];
-                socket.read_exact(&mut bytes)?;
-                Ok(i32::from_be_bytes(bytes))
-            };
-            let code = read_int()?;
+            let code = read_i32(&mut socket)?;
             let mut read_bytes = || -> std::io::Result<Vec<u8>> {
-                let mut length = [0; 4];
-                socket.read_exact(&mut length)?;
-                let mut bytes = vec![0; u32::from_be_bytes(length) as usize];
+                let mut bytes = vec![0; read_i32(&mut socket)? as u32 as usize];
                 socket.read_exact(&mut bytes)?;
                 Ok(bytes)
             };
@@ -392,6 +385,13 @@ impl ToolServer {
             panic!("Java {class} {args:?} in the tool server: {e}; {state}")
         })
     }
+}
+
+/// A big-endian `int` of the tool server's protocol.
+fn read_i32(from: &mut impl Read) -> std::io::Result<i32> {
+    let mut bytes = [0; 4];
+    from.read_exact(&mut bytes)?;
+    Ok(i32::from_be_bytes(bytes))
 }
 
 /// The Java `kafka-topics` (TopicCommand) against the shared broker.

@@ -281,22 +281,21 @@ impl Kafkit {
         stderr
     }
 
-    /// Creates `topic`, one partition, compacted (`cleanup.policy=compact`), with more
-    /// `configs` (`key=value`).
-    pub fn create_compacted(&self, topic: &str, configs: &[&str]) {
-        let mut args = vec![
-            "--create",
-            "--topic",
-            topic,
-            "--partitions",
-            "1",
-            "--config",
-            "cleanup.policy=compact",
-        ];
+    /// Creates `topic`, one partition, with these `configs` (`key=value`).
+    pub fn create_with(&self, topic: &str, configs: &[&str]) {
+        let mut args = vec!["--create", "--topic", topic, "--partitions", "1"];
         for c in configs {
             args.extend(["--config", c]);
         }
         self.ok("kafka-topics", &args, None);
+    }
+
+    /// Creates `topic`, one partition, compacted (`cleanup.policy=compact`), with more
+    /// `configs` (`key=value`).
+    pub fn create_compacted(&self, topic: &str, configs: &[&str]) {
+        let mut all = vec!["cleanup.policy=compact"];
+        all.extend_from_slice(configs);
+        self.create_with(topic, &all);
     }
 
     /// Sets one config (`key=value`) of `topic` with `kafka-configs --alter`, which on the

@@ -231,17 +231,7 @@ fn headers_null_marker_and_binary_lines() {
 #[test]
 fn log_append_time_topics_stamp_records_with_the_append_time() {
     let k = Kafkit::new();
-    k.ok(
-        "kafka-topics",
-        &[
-            "--create",
-            "--topic",
-            "stamped",
-            "--config",
-            "message.timestamp.type=LogAppendTime",
-        ],
-        None,
-    );
+    k.create_with("stamped", &["message.timestamp.type=LogAppendTime"]);
     let now = || {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

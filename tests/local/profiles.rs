@@ -96,17 +96,19 @@ fn a_log_dir_and_a_bootstrap_server_together_are_refused() {
     }
     let config = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(config.path(), "bootstrap.servers=127.0.0.1:1\n").unwrap();
-    let out = k
-        .cmd("kafka-topics")
-        .args(["--create", "--topic", "t", "--log-dir", &log_dir])
-        .arg("--command-config")
-        .arg(config.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let config = config.path().to_str().unwrap();
+    k.ok(
+        "kafka-topics",
+        &[
+            "--create",
+            "--topic",
+            "t",
+            "--log-dir",
+            &log_dir,
+            "--command-config",
+            config,
+        ],
+        None,
     );
     assert!(k.log_dir().join("t-0").exists());
 }

@@ -182,17 +182,7 @@ fn numbered_frame(
 #[test]
 fn log_append_time_is_answered_and_stored() {
     let k = Kafkit::new();
-    k.ok(
-        "kafka-topics",
-        &[
-            "--create",
-            "--topic",
-            "stamped",
-            "--config",
-            "message.timestamp.type=LogAppendTime",
-        ],
-        None,
-    );
+    k.create_with("stamped", &["message.timestamp.type=LogAppendTime"]);
     k.ok("kafka-topics", &["--create", "--topic", "created"], None);
     let server = Server::start(k.log_dir(), &[]);
     let b = server.bootstrap.as_str();

@@ -15,12 +15,13 @@
 //! Dropping a `Member` without [`Member::leave`] is a crash: the lock is released, and the other
 //! members take its partitions over from its last commit.
 
-use kafka_protocol::ResponseError;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{ErrorKind, Write};
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
+
+use kafka_protocol::ResponseError;
 
 use super::super::error::{IoContext, LocalError, Result};
 use super::super::lock::{FileLock, LockMode};

@@ -340,7 +340,6 @@ pub(crate) struct Peer {
     pub state: MemberState,
 }
 
-/// One group's directory and the file operations on it.
 /// Refuses to give committed offsets to a share group's id, which would make it a consumer
 /// group too (Kafka keeps the kinds apart), with its coordinator's answer. Called under the
 /// group lock, under which a share group is first made.
@@ -354,6 +353,7 @@ fn refuse_share_group(dir: &GroupDir) -> Result<()> {
     Ok(())
 }
 
+/// One group's directory and the file operations on it.
 #[derive(Clone, Debug)]
 pub(crate) struct GroupDir {
     pub group: String,

@@ -3,8 +3,9 @@
 //! a directory listing and a tail check per partition, which made an idle poll over 100,000
 //! partitions take seconds).
 //!
-//! Every change a reader must see changes the stamp: an append grows the active segment; a roll, retention and a repair add, remove
-//! or rename files in the partition directory (its mtime); a deleted topic's directory is gone.
+//! Every change a reader must see changes the stamp: an append grows the active segment; a
+//! roll, retention and a repair add, remove or rename files in the partition directory (its
+//! mtime); a deleted topic's directory is gone.
 //! File times move in clock ticks, so a stamp taken within
 //! [`RACY`](crate::local::file_stamp::RACY) of a change is not trusted
 //! (git's "racily clean" rule): the reader takes a snapshot instead.

@@ -124,7 +124,7 @@ pub fn offsets(dir: &LogDir, group: &str) -> Result<BTreeMap<TopicPartition, Sha
 /// group if needed; refused while the group has live members.
 pub fn reset(dir: &LogDir, group: &str, offsets: &BTreeMap<TopicPartition, i64>) -> Result<()> {
     let share = ShareGroupDir::new(dir.root(), group)?;
-    share.refuse_consumer_group()?;
+    // Taking the lock makes the group, refusing a consumer group's id.
     let _lock = share.lock()?;
     share.refuse_live_members(|| format!("Share group '{group}' is not empty."))?;
     for ((topic, partition), offset) in offsets {

@@ -86,7 +86,6 @@ impl ShareMember {
                 "Invalid member id in the request.",
             ));
         }
-        dir.refuse_consumer_group()?;
         dir.create()?;
         let path = dir.member_path(member_id);
         let alive = FileLock::try_acquire(&path, LockMode::Exclusive)?.ok_or_else(|| {

@@ -131,8 +131,11 @@ impl ShareGroupDir {
             return Ok(());
         }
         self.create_dir(&self.group_dir)?;
-        let groups = self.group_dir.parent().unwrap_or(&self.group_dir);
-        let _consumers_out = GroupDir::at(groups, &self.group).lock(LockMode::Exclusive)?;
+        let consumer_group = GroupDir {
+            group: self.group.clone(),
+            dir: self.group_dir.clone(),
+        };
+        let _consumers_out = consumer_group.lock(LockMode::Exclusive)?;
         self.refuse_consumer_group()?;
         self.create_dir(&self.members_dir())
     }
